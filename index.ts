@@ -1,0 +1,2 @@
+export * from './machines/index';
+export * from './protocol/index';

@@ -1,0 +1,200 @@
+import type { AgentMessageContent } from '../protocol/contentSchemas';
+import type { AgentErrorInfo, AgentMessageRole, AgentUsage } from '../protocol/eventSchemas';
+import type { AgentProtocolIssue } from '../protocol/protocolIssue';
+
+/** What every entity record carries: its run-scoped key and timestamps. */
+export interface AgentEntityBase {
+  /** The entity id the runtime gave (message id, tool call id, ...). */
+  id: string;
+  /** `getAgentEntityKey(runId, id)`: the record's key in its AgentState container. */
+  key: string;
+  runId: string;
+  sessionId: string;
+  parentId?: string;
+  createdAt: number;
+  updatedAt: number;
+  error?: AgentErrorInfo;
+  /** Why the entity was cancelled; `run_terminated` when its run ended while it was active. */
+  reason?: string;
+}
+
+export type AgentMessageStatus = 'streaming' | 'completed' | 'failed' | 'cancelled';
+export interface AgentMessageState extends AgentEntityBase {
+  role: AgentMessageRole;
+  content: AgentMessageContent;
+  status: AgentMessageStatus;
+  name?: string;
+  toolCallId?: string;
+}
+
+export type AgentReasoningStatus = 'streaming' | 'completed' | 'failed' | 'cancelled';
+export interface AgentReasoningState extends AgentEntityBase {
+  /** Redacted (encrypted) reasoning: its content is kept for the runtime, never shown by selectors. */
+  redacted: boolean;
+  content: string;
+  summary?: string;
+  status: AgentReasoningStatus;
+}
+
+/**
+ * `awaiting_execution`: arguments complete, and the tool is not running on the runtime side.
+ * A run may end with such tools when its terminal lists them in `pendingToolCallIds`:
+ * the application executes them.
+ */
+export type AgentToolCallStatus =
+  | 'streaming_arguments'
+  | 'awaiting_execution'
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'cancelled';
+export interface AgentToolCallState extends AgentEntityBase {
+  name: string;
+  /** The raw argument text, exactly as streamed. */
+  arguments: string;
+  /** The arguments parsed as JSON once complete, when they are valid JSON. */
+  parsedArguments?: unknown;
+  /** Why the complete arguments are not valid JSON. */
+  argumentsError?: string;
+  status: AgentToolCallStatus;
+  result?: unknown;
+  attempt: number;
+  retryOf?: string;
+  messageId?: string;
+}
+
+export type AgentApprovalStatus = 'waiting' | 'resolved' | 'cancelled';
+export interface AgentApprovalState extends AgentEntityBase {
+  status: AgentApprovalStatus;
+  toolCallId?: string;
+  description?: string;
+  risk?: string;
+  data?: unknown;
+  editable: boolean;
+  expiresAt?: number;
+  version?: string | number;
+  decision?: 'approved' | 'rejected' | 'modified' | 'expired';
+  /** The data the resolution carried (the edited arguments of a `modified` decision, say). */
+  resolvedData?: unknown;
+}
+
+export type AgentTaskStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+export interface AgentTaskState extends AgentEntityBase {
+  status: AgentTaskStatus;
+  title?: string;
+  description?: string;
+  parentTaskId?: string;
+  /** From 0 to 1. */
+  progress?: number;
+  data?: unknown;
+  result?: unknown;
+}
+
+export type AgentArtifactStatus = 'open' | 'completed' | 'failed' | 'cancelled';
+export interface AgentArtifactState extends AgentEntityBase {
+  status: AgentArtifactStatus;
+  mediaType: string;
+  version: number;
+  title?: string;
+  name?: string;
+  content?: string;
+  uri?: string;
+  data?: unknown;
+}
+
+export type AgentRunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+export interface AgentRunState {
+  id: string;
+  sessionId: string;
+  status: AgentRunStatus;
+  title?: string;
+  input?: unknown;
+  output?: unknown;
+  usage?: AgentUsage;
+  error?: AgentErrorInfo;
+  reason?: string;
+  /** Tool calls the run ended with, left to the application to execute. */
+  pendingToolCallIds?: string[];
+  startedAt: number;
+  updatedAt: number;
+  endedAt?: number;
+  meta?: Record<string, unknown>;
+}
+
+export interface AgentSessionState {
+  id: string;
+  title?: string;
+  data?: unknown;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type AgentEntityKind = 'message' | 'reasoning' | 'toolCall' | 'approval' | 'task' | 'artifact';
+
+export interface AgentEntityStateMap {
+  message: AgentMessageState;
+  reasoning: AgentReasoningState;
+  toolCall: AgentToolCallState;
+  approval: AgentApprovalState;
+  task: AgentTaskState;
+  artifact: AgentArtifactState;
+}
+
+export type AgentEntityState = AgentEntityStateMap[AgentEntityKind];
+
+/** A reference into AgentState: which container, which key. */
+export interface AgentEntityRef {
+  kind: AgentEntityKind;
+  key: string;
+}
+
+/**
+ * The plain, serializable projection of everything the runtime has reported.
+ * `JSON.parse(JSON.stringify(state))` deep-equals `state`; unchanged records keep their identity.
+ */
+export interface AgentState {
+  sessions: Record<string, AgentSessionState>;
+  runs: Record<string, AgentRunState>;
+  messages: Record<string, AgentMessageState>;
+  reasoning: Record<string, AgentReasoningState>;
+  toolCalls: Record<string, AgentToolCallState>;
+  approvals: Record<string, AgentApprovalState>;
+  tasks: Record<string, AgentTaskState>;
+  artifacts: Record<string, AgentArtifactState>;
+  /** Every entity in arrival order. */
+  order: AgentEntityRef[];
+  issues: AgentProtocolIssue[];
+  lastSequenceByRun: Record<string, number>;
+  /** The shared state of each session (`state.snapshot` / `state.delta`), by session id. */
+  state: Record<string, unknown>;
+}
+
+/** The AgentState container that holds each entity kind. */
+export const AGENT_ENTITY_CONTAINERS = {
+  message: 'messages',
+  reasoning: 'reasoning',
+  toolCall: 'toolCalls',
+  approval: 'approvals',
+  task: 'tasks',
+  artifact: 'artifacts',
+} as const satisfies Record<AgentEntityKind, keyof AgentState>;
+
+export const AGENT_ENTITY_KINDS = Object.keys(AGENT_ENTITY_CONTAINERS) as AgentEntityKind[];
+
+/** An AgentState with nothing in it. */
+export function createEmptyAgentState(): AgentState {
+  return {
+    sessions: {},
+    runs: {},
+    messages: {},
+    reasoning: {},
+    toolCalls: {},
+    approvals: {},
+    tasks: {},
+    artifacts: {},
+    order: [],
+    issues: [],
+    lastSequenceByRun: {},
+    state: {},
+  };
+}

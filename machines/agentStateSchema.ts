@@ -1,0 +1,182 @@
+import * as z from 'zod/mini';
+import { agentMessageContentSchema } from '../protocol/contentSchemas';
+import { AgentValidationError } from '../protocol/errors';
+import {
+  agentErrorInfoSchema,
+  agentMessageRoleSchema,
+  agentUsageSchema,
+  approvalDecisionSchema,
+} from '../protocol/eventSchemas';
+import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import { AGENT_PROTOCOL_ISSUE_CODES } from '../protocol/protocolIssue';
+import { toValidationFailure } from '../protocol/validationFailure';
+import { AGENT_ENTITY_CONTAINERS, AGENT_ENTITY_KINDS, type AgentEntityState, type AgentState } from './agentState';
+
+const id = z.string().check(z.minLength(1));
+const text = z.optional(z.string());
+const time = z.number();
+const data = z.optional(z.unknown());
+
+const entityBase = {
+  id,
+  key: id,
+  runId: id,
+  sessionId: id,
+  parentId: text,
+  createdAt: time,
+  updatedAt: time,
+  error: z.optional(agentErrorInfoSchema),
+  reason: text,
+};
+
+const record = <Schema extends z.ZodMiniType>(schema: Schema) => z.record(z.string(), schema);
+
+/** The schema of a whole AgentState, as `reset` and checkpoints receive it from outside. */
+export const agentStateSchema = z.object({
+  sessions: record(z.object({ id, title: text, data, createdAt: time, updatedAt: time })),
+  runs: record(
+    z.object({
+      id,
+      sessionId: id,
+      status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+      title: text,
+      input: data,
+      output: data,
+      usage: z.optional(agentUsageSchema),
+      error: z.optional(agentErrorInfoSchema),
+      reason: text,
+      pendingToolCallIds: z.optional(z.array(id)),
+      startedAt: time,
+      updatedAt: time,
+      endedAt: z.optional(time),
+      meta: z.optional(z.record(z.string(), z.unknown())),
+    }),
+  ),
+  messages: record(
+    z.object({
+      ...entityBase,
+      role: agentMessageRoleSchema,
+      content: agentMessageContentSchema,
+      status: z.enum(['streaming', 'completed', 'failed', 'cancelled']),
+      name: text,
+      toolCallId: text,
+    }),
+  ),
+  reasoning: record(
+    z.object({
+      ...entityBase,
+      redacted: z.boolean(),
+      content: z.string(),
+      summary: text,
+      status: z.enum(['streaming', 'completed', 'failed', 'cancelled']),
+    }),
+  ),
+  toolCalls: record(
+    z.object({
+      ...entityBase,
+      name: id,
+      arguments: z.string(),
+      parsedArguments: data,
+      argumentsError: text,
+      status: z.enum(['streaming_arguments', 'awaiting_execution', 'running', 'completed', 'failed', 'cancelled']),
+      result: data,
+      attempt: z.number().check(z.int(), z.gte(1)),
+      retryOf: text,
+      messageId: text,
+    }),
+  ),
+  approvals: record(
+    z.object({
+      ...entityBase,
+      status: z.enum(['waiting', 'resolved', 'cancelled']),
+      toolCallId: text,
+      description: text,
+      risk: text,
+      data,
+      editable: z.boolean(),
+      expiresAt: z.optional(time),
+      version: z.optional(z.union([z.string(), z.number()])),
+      decision: z.optional(approvalDecisionSchema),
+      resolvedData: data,
+    }),
+  ),
+  tasks: record(
+    z.object({
+      ...entityBase,
+      status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+      title: text,
+      description: text,
+      parentTaskId: text,
+      progress: z.optional(z.number()),
+      data,
+      result: data,
+    }),
+  ),
+  artifacts: record(
+    z.object({
+      ...entityBase,
+      status: z.enum(['open', 'completed', 'failed', 'cancelled']),
+      mediaType: id,
+      version: z.number(),
+      title: text,
+      name: text,
+      content: text,
+      uri: text,
+      data,
+    }),
+  ),
+  order: z.array(z.object({ kind: z.enum(AGENT_ENTITY_KINDS as ['message', ...string[]]), key: id })),
+  issues: z.array(
+    z.object({
+      code: z.enum(AGENT_PROTOCOL_ISSUE_CODES),
+      message: z.string(),
+      event: z.unknown(),
+      runId: text,
+      entityId: text,
+      state: text,
+    }),
+  ),
+  lastSequenceByRun: record(z.number().check(z.int(), z.gte(-1))),
+  state: record(z.unknown()),
+});
+
+function fail(path: string, reason: string): never {
+  throw new AgentValidationError('agent state', { path, reason, message: `${path}: ${reason}` });
+}
+
+/**
+ * Validates an untrusted AgentState: its shape, and that every record sits under its own
+ * key, belongs to a known run of its session, and appears in `order`. Returns it unchanged.
+ *
+ * @throws AgentValidationError naming the first path that is wrong.
+ */
+export function parseAgentState(value: unknown): AgentState {
+  const result = agentStateSchema.safeParse(value);
+  if (!result.success) {
+    throw new AgentValidationError('agent state', toValidationFailure(result.error.issues, value));
+  }
+  const state = value as AgentState;
+  for (const [runId, run] of Object.entries(state.runs)) {
+    if (run.id !== runId) fail(`runs.${runId}.id`, `does not match its key`);
+  }
+  const ordered = new Set(state.order.map((entry) => `${entry.kind}|${entry.key}`));
+  for (const kind of AGENT_ENTITY_KINDS) {
+    const container = AGENT_ENTITY_CONTAINERS[kind];
+    for (const [key, entity] of Object.entries(state[container]) as Array<[string, AgentEntityState]>) {
+      const path = `${container}.${key}`;
+      if (entity.key !== key || getAgentEntityKey(entity.runId, entity.id) !== key) {
+        fail(`${path}.key`, 'is not getAgentEntityKey(runId, id)');
+      }
+      const run = Object.hasOwn(state.runs, entity.runId) ? state.runs[entity.runId] : undefined;
+      if (run === undefined) fail(`${path}.runId`, `names run "${entity.runId}", which is not in runs`);
+      if (run.sessionId !== entity.sessionId) fail(`${path}.sessionId`, `differs from its run's session`);
+      if (!ordered.has(`${kind}|${key}`)) fail(path, 'is missing from order');
+    }
+  }
+  if (ordered.size !== state.order.length) fail('order', 'lists an entity twice');
+  for (const entry of state.order) {
+    const container = state[AGENT_ENTITY_CONTAINERS[entry.kind]] as Record<string, unknown>;
+    if (!Object.hasOwn(container, entry.key)) fail('order', `names ${entry.kind} "${entry.key}", which does not exist`);
+  }
+  return state;
+}

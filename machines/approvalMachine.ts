@@ -1,0 +1,102 @@
+import { and, assertEvent, assign, setup } from 'xstate';
+import type { AgentEventOf } from '../protocol/eventSchemas';
+import type { AgentApprovalState } from './agentState';
+import type { CommandMachineEvent } from './commandEvents';
+import {
+  type CommandSettledEvent,
+  cancelEntity,
+  RUN_TERMINATED_REASON,
+  type RunTerminatedEvent,
+  withDefined,
+} from './entityUpdates';
+
+export type ApprovalMachineEvent =
+  | AgentEventOf<'approval.resolved'>
+  | RunTerminatedEvent
+  | CommandMachineEvent<'approval.resolve'>
+  | CommandSettledEvent;
+
+/**
+ * The lifecycle of one approval: `waiting -> resolved` (approved, rejected, modified or
+ * expired, as the runtime reports). While waiting it accepts the `approval.resolve` command
+ * when the expected version matches, the request has not expired, and `modified` is only
+ * sent for an editable request; while one is submitting, a second is refused.
+ */
+export const approvalMachine = setup({
+  types: {
+    context: {} as { entity: AgentApprovalState },
+    input: {} as { entity: AgentApprovalState },
+    events: {} as ApprovalMachineEvent,
+  },
+  guards: {
+    hasStatus: ({ context }, params: { status: AgentApprovalState['status'] }) =>
+      context.entity.status === params.status,
+    versionMatches: ({ context, event }) => {
+      assertEvent(event, 'approval.resolve');
+      const expected = event.command.payload.expectedVersion;
+      return expected === undefined || expected === context.entity.version;
+    },
+    notExpired: ({ context, event }) => {
+      assertEvent(event, 'approval.resolve');
+      const expiresAt = context.entity.expiresAt;
+      return expiresAt === undefined || event.now < expiresAt;
+    },
+    editableWhenModified: ({ context, event }) => {
+      assertEvent(event, 'approval.resolve');
+      return event.command.payload.decision !== 'modified' || context.entity.editable;
+    },
+  },
+  actions: {
+    resolve: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'approval.resolved');
+        return withDefined(context.entity, {
+          status: 'resolved',
+          decision: event.payload.decision,
+          resolvedData: event.payload.data,
+          updatedAt: event.timestamp,
+        });
+      },
+    }),
+    terminate: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'run.terminated');
+        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
+      },
+    }),
+  },
+}).createMachine({
+  id: 'approval',
+  context: ({ input }) => ({ entity: input.entity }),
+  initial: 'restoring',
+  states: {
+    restoring: {
+      always: [
+        { guard: { type: 'hasStatus', params: { status: 'resolved' } }, target: 'resolved' },
+        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
+        { target: 'waiting' },
+      ],
+    },
+    waiting: {
+      tags: ['active'],
+      initial: 'idle',
+      states: {
+        idle: {
+          on: {
+            'approval.resolve': {
+              guard: and(['versionMatches', 'notExpired', 'editableWhenModified']),
+              target: 'submitting',
+            },
+          },
+        },
+        submitting: { on: { 'command.settled': { target: 'idle' } } },
+      },
+      on: {
+        'approval.resolved': { target: 'resolved', actions: 'resolve' },
+        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+      },
+    },
+    resolved: { type: 'final' },
+    cancelled: { type: 'final' },
+  },
+});

@@ -1,0 +1,717 @@
+import { type ActorRefFrom, type AnyActorRef, createActor, type InspectionEvent } from 'xstate';
+import type { AgentCommand } from '../protocol/commandSchemas';
+import { AgentError, AgentProtocolError } from '../protocol/errors';
+import type { AgentEvent, AgentEventOf } from '../protocol/eventSchemas';
+import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import { checkAgentEvent, isAgentCommand } from '../protocol/parseAgentEvent';
+import type { AgentProtocolIssue, AgentProtocolIssueCode } from '../protocol/protocolIssue';
+import {
+  AGENT_ENTITY_CONTAINERS,
+  AGENT_ENTITY_KINDS,
+  type AgentEntityKind,
+  type AgentEntityState,
+  type AgentRunState,
+  type AgentState,
+  createEmptyAgentState,
+} from './agentState';
+import { AgentStateProjection } from './agentStateProjection';
+import { parseAgentState } from './agentStateSchema';
+import { applyStatePatch } from './applyStatePatch';
+import { createEntityRecord, ENTITY_EVENT_ROUTES, type EntityStartEvent, getEventEntityId } from './entityEvents';
+import type { EntitySpawn, runMachine } from './runMachine';
+import { sessionMachine } from './sessionMachine';
+
+export type AgentProtocolMode = 'record' | 'strict';
+
+export interface AgentStoreOptions {
+  /** `record` (default) keeps going and lists issues in `AgentState.issues`; `strict` throws `AgentProtocolError`. */
+  protocolMode?: AgentProtocolMode;
+  /** The clock commands are checked against (approval expiry). Default `Date.now`. */
+  now?: () => number;
+  /** Passed to XState: the Stately inspector, or any observer, sees the whole actor system. */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+export interface AgentStore {
+  /** The current AgentState; the same object until something changes. */
+  getSnapshot(): AgentState;
+  dispatch(event: unknown): void;
+  /** Applies events in order and notifies once. In strict mode it is atomic. */
+  batch(events: readonly unknown[]): void;
+  /** Rebuilds the store from an AgentState (a checkpoint's), or empties it. */
+  reset(state?: AgentState): void;
+  subscribe(listener: () => void): () => void;
+  /** Whether the machines would accept this command now. A command never changes AgentState. */
+  can(command: AgentCommand): boolean;
+  /** Marks a command as submitting, when the machines accept it; a second one for the same target is refused. */
+  submit(command: AgentCommand): boolean;
+  /** Ends the submission of a command (the runtime answered, or sending it failed). */
+  settle(command: AgentCommand): void;
+  destroy(): void;
+}
+
+type RunRef = ActorRefFrom<typeof runMachine>;
+
+interface EntityHandle {
+  kind: AgentEntityKind;
+  id: string;
+  key: string;
+  actorId: string;
+  run: RunHandle;
+  /** The live actor; undefined once the entity is final (its record stays in AgentState). */
+  ref: AnyActorRef | undefined;
+  /** Streamed deltas not yet given to the machine, and the last event that carried one. */
+  pendingDelta: string;
+  pendingEvent: AgentEvent | undefined;
+}
+
+interface RunHandle {
+  runId: string;
+  sessionId: string;
+  started: boolean;
+  ref: RunRef | undefined;
+  entities: Record<AgentEntityKind, Map<string, EntityHandle>>;
+  live: Set<EntityHandle>;
+  seen: Set<string>;
+  lastSequence: number;
+  /** Events at or below this sequence are covered by the state the store was reset from. */
+  restoredSequence: number;
+}
+
+const ABSORBED = Symbol('absorbed');
+type Outcome = AgentProtocolIssue | typeof ABSORBED | undefined;
+
+function jsonCopy(value: unknown): unknown {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? null : JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function hasIdentity(value: unknown): value is { runId: string; eventId: string } {
+  if (typeof value !== 'object' || value === null) return false;
+  const { runId, eventId } = value as Record<string, unknown>;
+  return typeof runId === 'string' && runId !== '' && typeof eventId === 'string' && eventId !== '';
+}
+
+/** A state value as a dotted path: `waiting.submitting`. */
+function stateName(snapshot: { value: unknown }): string {
+  let value = snapshot.value;
+  const path: string[] = [];
+  while (typeof value === 'object' && value !== null) {
+    const [key, child] = Object.entries(value)[0] ?? [];
+    if (key === undefined) break;
+    path.push(key);
+    value = child;
+  }
+  if (typeof value === 'string') path.push(value);
+  return path.join('.');
+}
+
+function emptyEntityMaps(): Record<AgentEntityKind, Map<string, EntityHandle>> {
+  return {
+    message: new Map(),
+    reasoning: new Map(),
+    toolCall: new Map(),
+    approval: new Map(),
+    task: new Map(),
+    artifact: new Map(),
+  };
+}
+
+/**
+ * The headless store: a session actor that owns one actor per running run, which owns
+ * one actor per live entity. Events are validated and routed straight to their entity's
+ * actor; consecutive streamed deltas of one entity are checked at once and handed to
+ * the machine as one event before anything else reads or touches that entity.
+ *
+ * @example
+ * const store = createAgentStore();
+ * const events = createAgentEventFactory({ sessionId: 's1', runId: 'r1' });
+ * store.batch([
+ *   events.create('run.started', {}),
+ *   events.create('message.started', { messageId: 'm1', role: 'assistant' }),
+ *   events.create('message.delta', { messageId: 'm1', delta: 'Hello' }),
+ * ]);
+ * store.getSnapshot().messages[getAgentEntityKey('r1', 'm1')].content; // 'Hello'
+ */
+export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
+  const strict = options.protocolMode === 'strict';
+  const now = options.now ?? Date.now;
+  const listeners = new Set<() => void>();
+  let destroyed = false;
+  let session = createActor(sessionMachine, options.inspect ? { inspect: options.inspect } : {});
+  session.start();
+  let projection = new AgentStateProjection(createEmptyAgentState());
+  let runs = new Map<string, RunHandle>();
+  let pending: EntityHandle[] = [];
+  /** Commands being submitted, so a rolled-back strict batch can restore them. */
+  const submitting = new Map<string, AgentCommand>();
+  /** Ids added during the current strict batch, removed again if it fails. */
+  let batchSeen: Array<[RunHandle, string]> | undefined;
+
+  function assertAlive(): void {
+    if (destroyed) throw new AgentError('store_destroyed', 'The agent store was destroyed');
+  }
+
+  function issue(
+    code: AgentProtocolIssueCode,
+    message: string,
+    event: unknown,
+    extra: Partial<AgentProtocolIssue> = {},
+  ) {
+    const result: AgentProtocolIssue = { code, message, event };
+    if (hasIdentity(event)) result.runId = event.runId;
+    if (extra.runId !== undefined) result.runId = extra.runId;
+    if (extra.entityId !== undefined) result.entityId = extra.entityId;
+    if (extra.state !== undefined) result.state = extra.state;
+    return result;
+  }
+
+  function createRunHandle(runId: string, sessionId: string): RunHandle {
+    const handle: RunHandle = {
+      runId,
+      sessionId,
+      started: false,
+      ref: undefined,
+      entities: emptyEntityMaps(),
+      live: new Set(),
+      seen: new Set(),
+      lastSequence: -1,
+      restoredSequence: -1,
+    };
+    runs.set(runId, handle);
+    return handle;
+  }
+
+  function markSeen(run: RunHandle, event: AgentEvent, advance: boolean): void {
+    run.seen.add(event.eventId);
+    batchSeen?.push([run, event.eventId]);
+    if (advance) {
+      run.lastSequence = event.sequence;
+      projection.setSequence(run.runId, event.sequence);
+    }
+  }
+
+  function record(handle: EntityHandle): void {
+    const ref = handle.ref;
+    if (ref === undefined) return;
+    const snapshot = ref.getSnapshot();
+    projection.setEntity(handle.kind, snapshot.context.entity as AgentEntityState);
+    if (snapshot.status === 'done') finish(handle);
+  }
+
+  /** A final entity's actor is stopped; its record stays in AgentState as plain data. */
+  function finish(handle: EntityHandle): void {
+    handle.ref = undefined;
+    handle.run.live.delete(handle);
+    handle.run.ref?.send({ type: 'entity.stop', actorId: handle.actorId });
+  }
+
+  function flushEntity(handle: EntityHandle): void {
+    const last = handle.pendingEvent;
+    if (last === undefined || handle.ref === undefined) return;
+    const delta = handle.pendingDelta;
+    handle.pendingEvent = undefined;
+    handle.pendingDelta = '';
+    handle.ref.send({ ...last, payload: { ...last.payload, delta } });
+    record(handle);
+  }
+
+  function flush(): void {
+    if (pending.length === 0) return;
+    const handles = pending;
+    pending = [];
+    for (const handle of handles) flushEntity(handle);
+  }
+
+  function spawnEntities(run: RunHandle, spawns: EntitySpawn[]): void {
+    run.ref?.send({ type: 'entities.spawn', entities: spawns });
+    const children = run.ref?.getSnapshot().children as Record<string, AnyActorRef> | undefined;
+    for (const spawn of spawns) {
+      const handle = run.entities[spawn.kind].get(spawn.entity.id);
+      if (handle === undefined) continue;
+      handle.ref = children?.[spawn.actorId];
+      run.live.add(handle);
+    }
+  }
+
+  function addEntityHandle(run: RunHandle, kind: AgentEntityKind, id: string, key: string): EntityHandle {
+    const handle: EntityHandle = {
+      kind,
+      id,
+      key,
+      actorId: `${kind}:${id}`,
+      run,
+      ref: undefined,
+      pendingDelta: '',
+      pendingEvent: undefined,
+    };
+    run.entities[kind].set(id, handle);
+    return handle;
+  }
+
+  function startRun(event: AgentEventOf<'run.started'>, existing: RunHandle | undefined): Outcome {
+    if (existing?.started) {
+      return issue('duplicate_entity', `Run "${event.runId}" has already started`, event);
+    }
+    if (existing !== undefined && !belongsTo(existing, event.sessionId)) {
+      return issue(
+        'session_mismatch',
+        `Run "${event.runId}" belongs to session "${existing.sessionId}", not "${event.sessionId}"`,
+        event,
+      );
+    }
+    const run = existing ?? createRunHandle(event.runId, event.sessionId);
+    markSeen(run, event, true);
+    run.started = true;
+    run.sessionId = event.sessionId;
+    const time = event.timestamp;
+    const record: AgentRunState = {
+      id: event.runId,
+      sessionId: event.sessionId,
+      status: 'running',
+      startedAt: time,
+      updatedAt: time,
+    };
+    if (event.payload.input !== undefined) record.input = event.payload.input;
+    if (event.payload.title !== undefined) record.title = event.payload.title;
+    if (event.meta !== undefined) record.meta = event.meta;
+    touchSession(event, undefined);
+    session.send({ type: 'runs.spawn', runs: [{ actorId: event.runId, run: record }] });
+    run.ref = session.getSnapshot().children[event.runId] as RunRef | undefined;
+    projection.setRun(record);
+    return undefined;
+  }
+
+  function touchSession(event: AgentEvent, fields: { title?: string | undefined; data?: unknown } | undefined): void {
+    const current = projection.getSession(event.sessionId);
+    const time = event.timestamp;
+    const next = current ? { ...current, updatedAt: time } : { id: event.sessionId, createdAt: time, updatedAt: time };
+    if (fields?.title !== undefined) next.title = fields.title;
+    if (fields?.data !== undefined) next.data = fields.data;
+    projection.setSession(next);
+  }
+
+  function endRun(run: RunHandle, event: AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>): Outcome {
+    const runRef = run.ref as RunRef;
+    for (const handle of run.live) flushEntity(handle);
+    const pendingIds = new Set(event.type === 'run.completed' ? (event.payload.pendingToolCallIds ?? []) : []);
+    const problems: AgentProtocolIssue[] = [];
+    for (const toolCallId of pendingIds) {
+      const tool = run.entities.toolCall.get(toolCallId);
+      const snapshot = tool?.ref?.getSnapshot();
+      if (snapshot === undefined || !(snapshot.hasTag('settleable') || snapshot.hasTag('acceptsDelta'))) {
+        const state = tool === undefined ? undefined : projection.getEntity('toolCall', tool.key)?.status;
+        problems.push(
+          tool === undefined
+            ? issue('missing_entity', `Run "${run.runId}" lists unknown tool call "${toolCallId}" as pending`, event, {
+                entityId: toolCallId,
+              })
+            : issue('invalid_transition', `Tool call "${toolCallId}" is ${state}, not awaiting execution`, event, {
+                entityId: toolCallId,
+                state,
+              }),
+        );
+      }
+    }
+    const settle: EntityHandle[] = [];
+    const terminate: EntityHandle[] = [];
+    for (const handle of run.live) {
+      const snapshot = (handle.ref as AnyActorRef).getSnapshot();
+      if (!snapshot.hasTag('active')) continue;
+      if (handle.kind === 'toolCall' && pendingIds.has(handle.id)) {
+        settle.push(handle);
+        continue;
+      }
+      terminate.push(handle);
+      problems.push(
+        issue(
+          'active_entities_at_terminal',
+          `${event.type} arrived while ${handle.kind} "${handle.id}" was ${stateName(snapshot)}; it was cancelled`,
+          event,
+          {
+            entityId: handle.id,
+            state: stateName(snapshot),
+          },
+        ),
+      );
+    }
+    if (strict && problems[0] !== undefined) return problems[0];
+    markSeen(run, event, true);
+    for (const problem of problems) projection.addIssue(problem);
+    for (const handle of settle) {
+      if (handle.ref?.getSnapshot().hasTag('acceptsDelta'))
+        handle.ref.send({ type: 'run.settle_pending', timestamp: event.timestamp });
+    }
+    for (const handle of terminate) handle.ref?.send({ type: 'run.terminated', timestamp: event.timestamp });
+    const live = [...run.live];
+    for (const handle of live) record(handle);
+    runRef.send(event);
+    for (const handle of live) {
+      handle.ref = undefined;
+    }
+    run.live.clear();
+    projection.setRun(runRef.getSnapshot().context.run);
+    run.ref = undefined;
+    session.send({ type: 'run.stop', actorId: run.runId });
+    return undefined;
+  }
+
+  function applyShared(run: RunHandle, event: AgentEventOf<'state.snapshot' | 'state.delta'>): Outcome {
+    if (event.type === 'state.snapshot') {
+      markSeen(run, event, true);
+      projection.setShared(event.sessionId, event.payload.snapshot);
+      return undefined;
+    }
+    const result = applyStatePatch(projection.getShared(event.sessionId), event.payload.patch);
+    if (!result.success) {
+      const problem = issue('invalid_patch', `state.delta was not applied: ${result.reason}`, event);
+      if (!strict) markSeen(run, event, true);
+      return problem;
+    }
+    markSeen(run, event, true);
+    projection.setShared(event.sessionId, result.state);
+    return undefined;
+  }
+
+  function applyEntityEvent(run: RunHandle, event: AgentEvent): Outcome {
+    const route = ENTITY_EVENT_ROUTES.get(event.type);
+    if (route === undefined) return undefined;
+    const entityId = getEventEntityId(event, route);
+    const existing = run.entities[route.kind].get(entityId);
+    if (route.role === 'start') {
+      if (existing !== undefined) {
+        if (!strict) markSeen(run, event, true);
+        return issue('duplicate_entity', `${route.kind} "${entityId}" already exists in run "${run.runId}"`, event, {
+          entityId,
+        });
+      }
+      markSeen(run, event, true);
+      const key = getAgentEntityKey(run.runId, entityId);
+      const handle = addEntityHandle(run, route.kind, entityId, key);
+      const entity = createEntityRecord(event as EntityStartEvent, key);
+      projection.addEntity(route.kind, entity);
+      spawnEntities(run, [{ kind: route.kind, actorId: handle.actorId, entity }]);
+      return undefined;
+    }
+    if (existing === undefined) {
+      if (!strict) markSeen(run, event, true);
+      return issue(
+        'missing_entity',
+        `${event.type} names ${route.kind} "${entityId}", which run "${run.runId}" never started`,
+        event,
+        { entityId },
+      );
+    }
+    const ref = existing.ref;
+    if (ref === undefined) {
+      if (!strict) markSeen(run, event, true);
+      const status = projection.getEntity(route.kind, existing.key)?.status;
+      return issue(
+        'invalid_transition',
+        `${event.type} refused: ${route.kind} "${entityId}" is ${status} and accepts no more events`,
+        event,
+        {
+          entityId,
+          state: status,
+        },
+      );
+    }
+    if (route.role === 'delta') {
+      if (existing.pendingEvent !== undefined) {
+        existing.pendingDelta += (event.payload as { delta: string }).delta;
+        existing.pendingEvent = event;
+        markSeen(run, event, true);
+        return undefined;
+      }
+      if (ref.getSnapshot().hasTag('acceptsDelta')) {
+        existing.pendingDelta = (event.payload as { delta: string }).delta;
+        existing.pendingEvent = event;
+        pending.push(existing);
+        markSeen(run, event, true);
+        return undefined;
+      }
+    }
+    flushEntity(existing);
+    const before = ref.getSnapshot();
+    ref.send(event);
+    if (ref.getSnapshot() === before) {
+      if (!strict) markSeen(run, event, true);
+      const state = stateName(before);
+      return issue(
+        'invalid_transition',
+        `${event.type} refused by ${route.kind} "${entityId}" in state ${state}`,
+        event,
+        { entityId, state },
+      );
+    }
+    markSeen(run, event, true);
+    record(existing);
+    return undefined;
+  }
+
+  function apply(input: unknown): Outcome {
+    const failure = checkAgentEvent(input);
+    const run = hasIdentity(input) ? runs.get(input.runId) : undefined;
+    if (run?.seen.has((input as AgentEvent).eventId)) return ABSORBED;
+    if (failure !== undefined) {
+      if (run !== undefined && !strict) run.seen.add((input as AgentEvent).eventId);
+      return issue('invalid_event', `Invalid event: ${failure.message}`, jsonCopy(input));
+    }
+    const event = input as AgentEvent;
+    if (run !== undefined && event.sequence <= run.lastSequence) {
+      if (event.sequence <= run.restoredSequence) return ABSORBED;
+      if (!strict) markSeen(run, event, false);
+      return issue(
+        'invalid_sequence',
+        `Sequence ${event.sequence} of run "${event.runId}" is not greater than ${run.lastSequence}`,
+        event,
+      );
+    }
+    if (event.type === 'run.started') return startRun(event, run);
+    if (event.type === 'session.started') {
+      if (run !== undefined && !belongsTo(run, event.sessionId)) {
+        return issue(
+          'session_mismatch',
+          `Run "${event.runId}" belongs to session "${run.sessionId}", not "${event.sessionId}"`,
+          event,
+        );
+      }
+      const handle = run ?? createRunHandle(event.runId, event.sessionId);
+      if (handle.sessionId === '') handle.sessionId = event.sessionId;
+      markSeen(handle, event, true);
+      touchSession(event, event.payload);
+      return undefined;
+    }
+    if (run === undefined || !run.started) {
+      // Remembered under an unknown session, so a redelivery is absorbed like any duplicate.
+      if (!strict) markSeen(run ?? createRunHandle(event.runId, ''), event, false);
+      return issue('missing_run', `${event.type} belongs to run "${event.runId}", which has not started`, event);
+    }
+    if (event.sessionId !== run.sessionId) {
+      return issue(
+        'session_mismatch',
+        `Run "${event.runId}" belongs to session "${run.sessionId}", not "${event.sessionId}"`,
+        event,
+      );
+    }
+    if (run.ref === undefined) {
+      if (!strict) markSeen(run, event, true);
+      const status = projection.getRun(run.runId)?.status;
+      return issue('terminal_run', `${event.type} arrived after run "${event.runId}" ${status}`, event, {
+        state: status,
+      });
+    }
+    switch (event.type) {
+      case 'run.completed':
+      case 'run.failed':
+      case 'run.cancelled':
+        return endRun(run, event);
+      case 'state.snapshot':
+      case 'state.delta':
+        return applyShared(run, event);
+      default:
+        return applyEntityEvent(run, event);
+    }
+  }
+
+  function applyOne(input: unknown): boolean {
+    const outcome = apply(input);
+    if (outcome === ABSORBED || outcome === undefined) return outcome === undefined;
+    if (strict) throw new AgentProtocolError(outcome);
+    projection.addIssue(outcome);
+    return true;
+  }
+
+  function notify(): void {
+    for (const listener of [...listeners]) listener();
+  }
+
+  function rebuild(state: AgentState, seenByRun?: ReadonlyMap<string, Set<string>>): void {
+    session.stop();
+    session = createActor(sessionMachine, options.inspect ? { inspect: options.inspect } : {});
+    session.start();
+    projection = new AgentStateProjection(state);
+    runs = new Map();
+    pending = [];
+    const running: Array<{ actorId: string; run: AgentRunState }> = [];
+    for (const run of Object.values(state.runs)) {
+      const handle = createRunHandle(run.id, run.sessionId);
+      handle.started = true;
+      handle.seen = seenByRun?.get(run.id) ?? new Set();
+      if (run.status === 'running') running.push({ actorId: run.id, run });
+    }
+    for (const [runId, sequence] of Object.entries(state.lastSequenceByRun)) {
+      const handle = runs.get(runId) ?? createRunHandle(runId, '');
+      handle.seen = seenByRun?.get(runId) ?? handle.seen;
+      handle.lastSequence = sequence;
+      handle.restoredSequence = sequence;
+    }
+    if (running.length > 0) session.send({ type: 'runs.spawn', runs: running });
+    const children = session.getSnapshot().children as Record<string, RunRef>;
+    const spawnsByRun = new Map<RunHandle, EntitySpawn[]>();
+    for (const kind of AGENT_ENTITY_KINDS) {
+      const container = state[AGENT_ENTITY_CONTAINERS[kind]] as Record<string, AgentEntityState>;
+      for (const entity of Object.values(container)) {
+        const run = runs.get(entity.runId) as RunHandle;
+        const handle = addEntityHandle(run, kind, entity.id, entity.key);
+        if (run.ref === undefined) run.ref = children[run.runId];
+        if (run.ref === undefined || isFinalStatus(kind, entity)) continue;
+        let spawns = spawnsByRun.get(run);
+        if (spawns === undefined) {
+          spawns = [];
+          spawnsByRun.set(run, spawns);
+        }
+        spawns.push({ kind, actorId: handle.actorId, entity } as EntitySpawn);
+      }
+    }
+    for (const run of runs.values()) run.ref ??= children[run.runId];
+    for (const [run, spawns] of spawnsByRun) spawnEntities(run, spawns);
+  }
+
+  function targetOf(command: AgentCommand): { run: RunHandle; ref: AnyActorRef } | undefined {
+    const run = runs.get(command.runId);
+    if (run?.ref === undefined || run.sessionId !== command.sessionId) return undefined;
+    if (command.type === 'run.cancel') return { run, ref: run.ref };
+    const handle =
+      command.type === 'approval.resolve'
+        ? run.entities.approval.get(command.payload.approvalId)
+        : run.entities.toolCall.get(command.payload.toolCallId);
+    return handle?.ref ? { run, ref: handle.ref } : undefined;
+  }
+
+  function commandTargetKey(command: AgentCommand): string {
+    const entityId =
+      command.type === 'approval.resolve'
+        ? command.payload.approvalId
+        : command.type === 'tool.retry'
+          ? command.payload.toolCallId
+          : '';
+    return `${command.type}|${getAgentEntityKey(command.runId, entityId)}`;
+  }
+
+  function submitToMachine(command: AgentCommand): boolean {
+    const target = targetOf(command);
+    if (target === undefined) return false;
+    const event = { type: command.type, command, now: now() };
+    const before = target.ref.getSnapshot();
+    if (!before.can(event)) return false;
+    target.ref.send(event);
+    return target.ref.getSnapshot() !== before;
+  }
+
+  return {
+    getSnapshot() {
+      flush();
+      return projection.read();
+    },
+
+    dispatch(event) {
+      assertAlive();
+      if (applyOne(event)) notify();
+    },
+
+    batch(events) {
+      assertAlive();
+      if (!strict) {
+        let changed = false;
+        for (const event of events) changed = applyOne(event) || changed;
+        if (changed) notify();
+        return;
+      }
+      flush();
+      const base = projection.read();
+      const seenByRun = new Map<string, Set<string>>();
+      for (const [runId, run] of runs) seenByRun.set(runId, run.seen);
+      const restoredSequences = new Map<string, number>();
+      for (const [runId, run] of runs) restoredSequences.set(runId, run.restoredSequence);
+      batchSeen = [];
+      let changed = false;
+      try {
+        for (const event of events) changed = applyOne(event) || changed;
+      } catch (error) {
+        for (const [run, eventId] of batchSeen) run.seen.delete(eventId);
+        rebuild(base, seenByRun);
+        for (const [runId, run] of runs) run.restoredSequence = restoredSequences.get(runId) ?? -1;
+        for (const command of submitting.values()) submitToMachine(command);
+        throw error;
+      } finally {
+        batchSeen = undefined;
+      }
+      if (changed) notify();
+    },
+
+    reset(state) {
+      assertAlive();
+      const next = state === undefined ? createEmptyAgentState() : parseAgentState(state);
+      submitting.clear();
+      rebuild(next);
+      notify();
+    },
+
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+
+    can(command) {
+      if (destroyed || !isAgentCommand(command)) return false;
+      flush();
+      const target = targetOf(command);
+      return target?.ref.getSnapshot().can({ type: command.type, command, now: now() }) ?? false;
+    },
+
+    submit(command) {
+      if (destroyed || !isAgentCommand(command)) return false;
+      flush();
+      if (!submitToMachine(command)) return false;
+      submitting.set(commandTargetKey(command), command);
+      return true;
+    },
+
+    settle(command) {
+      if (destroyed || !isAgentCommand(command)) return;
+      const key = commandTargetKey(command);
+      if (submitting.get(key)?.commandId !== command.commandId) return;
+      submitting.delete(key);
+      targetOf(command)?.ref.send({ type: 'command.settled' });
+    },
+
+    destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      listeners.clear();
+      session.stop();
+      runs.clear();
+      pending = [];
+    },
+  };
+}
+
+/** Whether a run handle may take events of this session: an unknown session ('') takes any. */
+function belongsTo(run: { sessionId: string }, sessionId: string): boolean {
+  return run.sessionId === '' || run.sessionId === sessionId;
+}
+
+function isFinalStatus(kind: AgentEntityKind, entity: AgentEntityState): boolean {
+  const machine = ENTITY_FINAL_STATUSES[kind];
+  return (
+    machine.includes(entity.status) &&
+    !(kind === 'toolCall' && entity.status === 'failed' && entity.error?.retryable === true)
+  );
+}
+
+/** The statuses in which an entity's machine is final: such entities get no actor on restore. */
+const ENTITY_FINAL_STATUSES: Record<AgentEntityKind, readonly string[]> = {
+  message: ['completed', 'failed', 'cancelled'],
+  reasoning: ['completed', 'failed', 'cancelled'],
+  toolCall: ['completed', 'failed', 'cancelled'],
+  approval: ['resolved', 'cancelled'],
+  task: ['completed', 'failed', 'cancelled'],
+  artifact: ['completed', 'failed', 'cancelled'],
+};

@@ -1,0 +1,145 @@
+import type { AgentEvent, AgentEventOf, AgentEventType } from '../protocol/eventSchemas';
+import type {
+  AgentApprovalState,
+  AgentArtifactState,
+  AgentEntityBase,
+  AgentEntityKind,
+  AgentEntityStateMap,
+  AgentMessageState,
+  AgentTaskState,
+  AgentToolCallState,
+} from './agentState';
+import { withDefined } from './entityUpdates';
+
+interface EntityRoute {
+  kind: AgentEntityKind;
+  /** The payload field that names the entity. */
+  idField: 'messageId' | 'reasoningId' | 'toolCallId' | 'approvalId' | 'taskId' | 'artifactId';
+  role: 'start' | 'delta' | 'update';
+}
+
+function routes(
+  kind: AgentEntityKind,
+  idField: EntityRoute['idField'],
+  start: string,
+  deltas: string[],
+  updates: string[],
+) {
+  const table: Array<[string, EntityRoute]> = [[start, { kind, idField, role: 'start' }]];
+  for (const type of deltas) table.push([type, { kind, idField, role: 'delta' }]);
+  for (const type of updates) table.push([type, { kind, idField, role: 'update' }]);
+  return table;
+}
+
+/** Which entity each entity event addresses, and whether it starts it, streams into it or updates it. */
+export const ENTITY_EVENT_ROUTES: ReadonlyMap<string, EntityRoute> = new Map([
+  ...routes(
+    'message',
+    'messageId',
+    'message.started',
+    ['message.delta'],
+    ['message.completed', 'message.failed', 'message.cancelled'],
+  ),
+  ...routes(
+    'reasoning',
+    'reasoningId',
+    'reasoning.started',
+    ['reasoning.delta'],
+    ['reasoning.completed', 'reasoning.failed', 'reasoning.cancelled'],
+  ),
+  ...routes(
+    'toolCall',
+    'toolCallId',
+    'tool.requested',
+    ['tool.arguments_delta'],
+    ['tool.arguments_completed', 'tool.running', 'tool.completed', 'tool.failed', 'tool.cancelled'],
+  ),
+  ...routes('approval', 'approvalId', 'approval.requested', [], ['approval.resolved']),
+  ...routes('task', 'taskId', 'task.created', [], ['task.updated', 'task.completed', 'task.failed', 'task.cancelled']),
+  ...routes(
+    'artifact',
+    'artifactId',
+    'artifact.created',
+    [],
+    ['artifact.updated', 'artifact.completed', 'artifact.failed'],
+  ),
+]);
+
+export type EntityStartEvent = AgentEventOf<
+  | 'message.started'
+  | 'reasoning.started'
+  | 'tool.requested'
+  | 'approval.requested'
+  | 'task.created'
+  | 'artifact.created'
+>;
+
+/** The entity id an entity event names. */
+export function getEventEntityId(event: AgentEvent, route: EntityRoute): string {
+  return (event.payload as Record<string, string>)[route.idField] as string;
+}
+
+export function isEntityEventType(type: AgentEventType): boolean {
+  return ENTITY_EVENT_ROUTES.has(type);
+}
+
+/** The first record of an entity, from the event that starts it. */
+export function createEntityRecord(event: EntityStartEvent, key: string): AgentEntityStateMap[AgentEntityKind] {
+  const time = event.timestamp;
+  const base: Omit<AgentEntityBase, 'id'> = {
+    key,
+    runId: event.runId,
+    sessionId: event.sessionId,
+    createdAt: time,
+    updatedAt: time,
+  };
+  if (event.parentId !== undefined) base.parentId = event.parentId;
+  switch (event.type) {
+    case 'message.started': {
+      const { messageId, role, content, name, toolCallId } = event.payload;
+      return withDefined<AgentMessageState>(
+        { ...base, id: messageId, role, content: content ?? '', status: 'streaming' as const },
+        { name, toolCallId },
+      );
+    }
+    case 'reasoning.started': {
+      const { reasoningId, redacted, content } = event.payload;
+      return { ...base, id: reasoningId, redacted: redacted ?? false, content: content ?? '', status: 'streaming' };
+    }
+    case 'tool.requested': {
+      const { toolCallId, name, attempt, retryOf, messageId } = event.payload;
+      return withDefined<AgentToolCallState>(
+        {
+          ...base,
+          id: toolCallId,
+          name,
+          arguments: event.payload.arguments ?? '',
+          status: 'streaming_arguments' as const,
+          attempt: attempt ?? 1,
+        },
+        { retryOf, messageId },
+      );
+    }
+    case 'approval.requested': {
+      const { approvalId, toolCallId, description, risk, data, editable, expiresAt, version } = event.payload;
+      return withDefined<AgentApprovalState>(
+        { ...base, id: approvalId, status: 'waiting' as const, editable: editable ?? false },
+        { toolCallId, description, risk, data, expiresAt, version },
+      );
+    }
+    case 'task.created': {
+      const { taskId, title, description, parentTaskId, progress, data } = event.payload;
+      return withDefined<AgentTaskState>(
+        { ...base, id: taskId, status: 'running' as const },
+        { title, description, parentTaskId, progress, data },
+      );
+    }
+    case 'artifact.created': {
+      const { artifactId, mediaType, title, name, content, uri, data, version } = event.payload;
+      return withDefined<AgentArtifactState>(
+        { ...base, id: artifactId, status: 'open' as const, mediaType, version: version ?? 1 },
+        { title, name, content, uri, data },
+      );
+    }
+  }
+}

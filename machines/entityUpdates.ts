@@ -1,0 +1,52 @@
+import type { AgentMessageContent } from '../protocol/contentSchemas';
+import type { AgentErrorInfo } from '../protocol/eventSchemas';
+import type { AgentEntityBase } from './agentState';
+
+/** Sent by the store to every entity still active when its run ends. */
+export interface RunTerminatedEvent {
+  type: 'run.terminated';
+  timestamp: number;
+}
+
+/** Sent by the store when the command an entity was submitting has been settled. */
+export interface CommandSettledEvent {
+  type: 'command.settled';
+}
+
+/** The reason recorded on entities closed because their run ended while they were active. */
+export const RUN_TERMINATED_REASON = 'run_terminated';
+
+/** Copies the defined fields of `patch` onto a copy of `base`: records never hold `undefined`. */
+export function withDefined<Value extends object>(base: Value, patch: Partial<Value>): Value {
+  const next = { ...base };
+  for (const key in patch) {
+    if (patch[key] !== undefined) next[key] = patch[key] as Value[typeof key];
+  }
+  return next;
+}
+
+export function failEntity<Entity extends AgentEntityBase & { status: string }>(
+  entity: Entity,
+  error: AgentErrorInfo,
+  timestamp: number,
+): Entity {
+  return { ...entity, status: 'failed', error, updatedAt: timestamp };
+}
+
+export function cancelEntity<Entity extends AgentEntityBase & { status: string }>(
+  entity: Entity,
+  reason: string | undefined,
+  timestamp: number,
+): Entity {
+  return withDefined(entity, { status: 'cancelled', reason, updatedAt: timestamp } as Partial<Entity>);
+}
+
+/** Appends streamed text; structured content grows its last text part or gains one. */
+export function appendContent(content: AgentMessageContent, delta: string): AgentMessageContent {
+  if (typeof content === 'string') return content + delta;
+  const last = content[content.length - 1];
+  if (last?.type === 'text' && 'text' in last) {
+    return [...content.slice(0, -1), { type: 'text', text: last.text + delta }];
+  }
+  return [...content, { type: 'text', text: delta }];
+}

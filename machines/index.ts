@@ -1,0 +1,49 @@
+export type {
+  AgentApprovalState,
+  AgentApprovalStatus,
+  AgentArtifactState,
+  AgentArtifactStatus,
+  AgentEntityBase,
+  AgentEntityKind,
+  AgentEntityRef,
+  AgentEntityState,
+  AgentEntityStateMap,
+  AgentMessageState,
+  AgentMessageStatus,
+  AgentReasoningState,
+  AgentReasoningStatus,
+  AgentRunState,
+  AgentRunStatus,
+  AgentSessionState,
+  AgentState,
+  AgentTaskState,
+  AgentTaskStatus,
+  AgentToolCallState,
+  AgentToolCallStatus,
+} from './agentState';
+export { AGENT_ENTITY_CONTAINERS, AGENT_ENTITY_KINDS, createEmptyAgentState } from './agentState';
+export { agentStateSchema, parseAgentState } from './agentStateSchema';
+export type { StatePatchResult } from './applyStatePatch';
+export { applyStatePatch } from './applyStatePatch';
+export { approvalMachine } from './approvalMachine';
+export { artifactMachine } from './artifactMachine';
+export type { AgentProtocolMode, AgentStore, AgentStoreOptions } from './createAgentStore';
+export { createAgentStore } from './createAgentStore';
+export { RUN_TERMINATED_REASON } from './entityUpdates';
+export { messageMachine } from './messageMachine';
+export { reasoningMachine } from './reasoningMachine';
+export { replayAgentEvents } from './replayAgentEvents';
+export { entityMachines, runMachine } from './runMachine';
+export type { AgentMessageInfo, AgentMessageInfoStatus, AgentTimelineItem, AgentVisibleReasoning } from './selectors';
+export {
+  selectAgentTimeline,
+  selectApproval,
+  selectMessages,
+  selectRun,
+  selectRunningRuns,
+  selectToolCall,
+  selectVisibleReasoning,
+} from './selectors';
+export { sessionMachine } from './sessionMachine';
+export { taskMachine } from './taskMachine';
+export { toolCallMachine } from './toolCallMachine';

@@ -1,0 +1,138 @@
+import { assertEvent, assign, setup, stopChild } from 'xstate';
+import type { AgentEventOf } from '../protocol/eventSchemas';
+import type { AgentEntityKind, AgentEntityStateMap, AgentRunState } from './agentState';
+import { approvalMachine } from './approvalMachine';
+import { artifactMachine } from './artifactMachine';
+import type { CommandMachineEvent } from './commandEvents';
+import type { CommandSettledEvent } from './entityUpdates';
+import { messageMachine } from './messageMachine';
+import { reasoningMachine } from './reasoningMachine';
+import { taskMachine } from './taskMachine';
+import { toolCallMachine } from './toolCallMachine';
+
+/** One entity actor to spawn: its actor id inside the run, and its record. */
+export interface EntitySpawn<Kind extends AgentEntityKind = AgentEntityKind> {
+  kind: Kind;
+  actorId: string;
+  entity: AgentEntityStateMap[Kind];
+}
+
+export interface SpawnEntitiesEvent {
+  type: 'entities.spawn';
+  entities: readonly EntitySpawn[];
+}
+
+export interface StopEntityEvent {
+  type: 'entity.stop';
+  actorId: string;
+}
+
+export type RunMachineEvent =
+  | AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>
+  | SpawnEntitiesEvent
+  | StopEntityEvent
+  | CommandMachineEvent<'run.cancel'>
+  | CommandSettledEvent;
+
+/** The machine of each entity kind. */
+export const entityMachines = {
+  message: messageMachine,
+  reasoning: reasoningMachine,
+  toolCall: toolCallMachine,
+  approval: approvalMachine,
+  task: taskMachine,
+  artifact: artifactMachine,
+} as const;
+
+/**
+ * The lifecycle of one run: `running -> completed | failed | cancelled`. The run actor owns
+ * one child actor per live entity; entities are spawned in bulk (one `assign` for a batch)
+ * and stopped as soon as they finish, so few actors are alive at any time.
+ * While running it accepts the `run.cancel` command, one at a time.
+ */
+export const runMachine = setup({
+  types: {
+    context: {} as { run: AgentRunState },
+    input: {} as { run: AgentRunState },
+    events: {} as RunMachineEvent,
+  },
+  actors: entityMachines,
+  guards: {
+    hasStatus: ({ context }, params: { status: AgentRunState['status'] }) => context.run.status === params.status,
+  },
+  actions: {
+    spawnEntities: assign(({ event, spawn }) => {
+      assertEvent(event, 'entities.spawn');
+      for (const { kind, actorId, entity } of event.entities) {
+        spawn(kind, { id: actorId, input: { entity } as never });
+      }
+      return {};
+    }),
+    stopEntity: stopChild(({ event }) => {
+      assertEvent(event, 'entity.stop');
+      return event.actorId;
+    }),
+    complete: assign({
+      run: ({ context, event }) => {
+        assertEvent(event, 'run.completed');
+        const { output, usage, pendingToolCallIds } = event.payload;
+        const run: AgentRunState = { ...context.run, status: 'completed', updatedAt: event.timestamp };
+        run.endedAt = event.timestamp;
+        if (output !== undefined) run.output = output;
+        if (usage !== undefined) run.usage = usage;
+        if (pendingToolCallIds !== undefined && pendingToolCallIds.length > 0) {
+          run.pendingToolCallIds = pendingToolCallIds;
+        }
+        return run;
+      },
+    }),
+    fail: assign({
+      run: ({ context, event }) => {
+        assertEvent(event, 'run.failed');
+        const time = event.timestamp;
+        return { ...context.run, status: 'failed', error: event.payload.error, updatedAt: time, endedAt: time };
+      },
+    }),
+    cancel: assign({
+      run: ({ context, event }) => {
+        assertEvent(event, 'run.cancelled');
+        const time = event.timestamp;
+        const run: AgentRunState = { ...context.run, status: 'cancelled', updatedAt: time, endedAt: time };
+        if (event.payload.reason !== undefined) run.reason = event.payload.reason;
+        return run;
+      },
+    }),
+  },
+}).createMachine({
+  id: 'run',
+  context: ({ input }) => ({ run: input.run }),
+  initial: 'restoring',
+  states: {
+    restoring: {
+      always: [
+        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
+        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
+        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
+        { target: 'running' },
+      ],
+    },
+    running: {
+      tags: ['active'],
+      initial: 'idle',
+      states: {
+        idle: { on: { 'run.cancel': { target: 'cancelling' } } },
+        cancelling: { on: { 'command.settled': { target: 'idle' } } },
+      },
+      on: {
+        'entities.spawn': { actions: 'spawnEntities' },
+        'entity.stop': { actions: 'stopEntity' },
+        'run.completed': { target: 'completed', actions: 'complete' },
+        'run.failed': { target: 'failed', actions: 'fail' },
+        'run.cancelled': { target: 'cancelled', actions: 'cancel' },
+      },
+    },
+    completed: { type: 'final' },
+    failed: { type: 'final' },
+    cancelled: { type: 'final' },
+  },
+});

@@ -1,0 +1,161 @@
+import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import {
+  AGENT_ENTITY_CONTAINERS,
+  type AgentApprovalState,
+  type AgentEntityKind,
+  type AgentEntityStateMap,
+  type AgentMessageState,
+  type AgentReasoningState,
+  type AgentRunState,
+  type AgentState,
+  type AgentToolCallState,
+} from './agentState';
+import { getOwn } from './agentStateProjection';
+
+/** The run with this id, or `undefined`. */
+export function selectRun(state: AgentState, runId: string): AgentRunState | undefined {
+  return getOwn(state.runs, runId);
+}
+
+/** One tool call of one run, or `undefined`. */
+export function selectToolCall(
+  state: AgentState,
+  target: { runId: string; toolCallId: string },
+): AgentToolCallState | undefined {
+  return getOwn(state.toolCalls, getAgentEntityKey(target.runId, target.toolCallId));
+}
+
+/** One approval of one run, or `undefined`. */
+export function selectApproval(
+  state: AgentState,
+  target: { runId: string; approvalId: string },
+): AgentApprovalState | undefined {
+  return getOwn(state.approvals, getAgentEntityKey(target.runId, target.approvalId));
+}
+
+/** Reasoning as selectors return it: redacted content is never handed out. */
+export type AgentVisibleReasoning = Omit<AgentReasoningState, 'content'> & { content?: string };
+
+export type AgentTimelineItem = {
+  [Kind in AgentEntityKind]: {
+    kind: Kind;
+    key: string;
+    entity: Kind extends 'reasoning' ? AgentVisibleReasoning : AgentEntityStateMap[Kind];
+  };
+}[AgentEntityKind];
+
+function visibleReasoning(reasoning: AgentReasoningState): AgentVisibleReasoning {
+  if (!reasoning.redacted) return reasoning;
+  const { content: _hidden, ...visible } = reasoning;
+  return visible;
+}
+
+const redactedCache = new WeakMap<AgentReasoningState, AgentVisibleReasoning>();
+
+/** A reasoning record with its content removed when it is redacted; stable per record. */
+export function selectVisibleReasoning(reasoning: AgentReasoningState): AgentVisibleReasoning {
+  let visible = redactedCache.get(reasoning);
+  if (visible === undefined) {
+    visible = visibleReasoning(reasoning);
+    redactedCache.set(reasoning, visible);
+  }
+  return visible;
+}
+
+const timelineCache = new WeakMap<AgentState, Map<string, AgentTimelineItem[]>>();
+
+/**
+ * Every entity in arrival order (`AgentState.order`, never re-sorted by timestamp), of one
+ * run or of all runs. Reasoning is left out unless asked for, and redacted reasoning comes
+ * without its content. The same state and options give the same array.
+ */
+export function selectAgentTimeline(
+  state: AgentState,
+  options: { runId?: string; includeReasoning?: boolean } = {},
+): AgentTimelineItem[] {
+  const cacheKey = `${options.includeReasoning === true}|${options.runId ?? ''}|${options.runId === undefined}`;
+  let cached = timelineCache.get(state);
+  const hit = cached?.get(cacheKey);
+  if (hit !== undefined) return hit;
+  const items: AgentTimelineItem[] = [];
+  for (const { kind, key } of state.order) {
+    if (kind === 'reasoning' && options.includeReasoning !== true) continue;
+    const entity = getOwn(
+      state[AGENT_ENTITY_CONTAINERS[kind]] as Record<string, AgentEntityStateMap[typeof kind]>,
+      key,
+    );
+    if (entity === undefined || (options.runId !== undefined && entity.runId !== options.runId)) continue;
+    const shown = kind === 'reasoning' ? selectVisibleReasoning(entity as AgentReasoningState) : entity;
+    items.push({ kind, key, entity: shown } as AgentTimelineItem);
+  }
+  if (cached === undefined) {
+    cached = new Map();
+    timelineCache.set(state, cached);
+  }
+  cached.set(cacheKey, items);
+  return items;
+}
+
+/** The runs of a session that are still running. */
+export function selectRunningRuns(state: AgentState, sessionId: string): AgentRunState[] {
+  return Object.values(state.runs).filter((run) => run.sessionId === sessionId && run.status === 'running');
+}
+
+/** The status a chat message component understands. */
+export type AgentMessageInfoStatus = 'local' | 'loading' | 'updating' | 'success' | 'error' | 'abort';
+
+/** A message for chat components: `{ id, message, status }`, the shape Bubble-style lists take. */
+export interface AgentMessageInfo {
+  id: string;
+  message: AgentMessageState;
+  status: AgentMessageInfoStatus;
+}
+
+function messageStatus(message: AgentMessageState): AgentMessageInfoStatus {
+  switch (message.status) {
+    case 'completed':
+      return message.role === 'user' ? 'local' : 'success';
+    case 'failed':
+      return 'error';
+    case 'cancelled':
+      return 'abort';
+    case 'streaming': {
+      if (message.role === 'user') return 'local';
+      const empty = typeof message.content === 'string' ? message.content === '' : message.content.length === 0;
+      return empty ? 'loading' : 'updating';
+    }
+  }
+}
+
+const messageInfoCache = new WeakMap<AgentMessageState, AgentMessageInfo>();
+const messagesCache = new WeakMap<AgentState, Map<string, AgentMessageInfo[]>>();
+
+/**
+ * The messages in arrival order as `{ id, message, status }`, of one run or of all.
+ * The id is the message's key, unique across runs. Entries of unchanged messages keep
+ * their identity, so a list can skip re-rendering them.
+ */
+export function selectMessages(state: AgentState, options: { runId?: string } = {}): AgentMessageInfo[] {
+  const cacheKey = options.runId === undefined ? '\u0000all' : options.runId;
+  let cached = messagesCache.get(state);
+  const hit = cached?.get(cacheKey);
+  if (hit !== undefined) return hit;
+  const infos: AgentMessageInfo[] = [];
+  for (const { kind, key } of state.order) {
+    if (kind !== 'message') continue;
+    const message = getOwn(state.messages, key);
+    if (message === undefined || (options.runId !== undefined && message.runId !== options.runId)) continue;
+    let info = messageInfoCache.get(message);
+    if (info === undefined) {
+      info = { id: key, message, status: messageStatus(message) };
+      messageInfoCache.set(message, info);
+    }
+    infos.push(info);
+  }
+  if (cached === undefined) {
+    cached = new Map();
+    messagesCache.set(state, cached);
+  }
+  cached.set(cacheKey, infos);
+  return infos;
+}

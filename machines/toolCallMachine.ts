@@ -1,0 +1,183 @@
+import { assertEvent, assign, setup } from 'xstate';
+import type { AgentEventOf } from '../protocol/eventSchemas';
+import type { AgentToolCallState } from './agentState';
+import type { CommandMachineEvent } from './commandEvents';
+import {
+  type CommandSettledEvent,
+  cancelEntity,
+  failEntity,
+  RUN_TERMINATED_REASON,
+  type RunTerminatedEvent,
+  withDefined,
+} from './entityUpdates';
+
+/** Sent by the store when a run ends listing this tool in `pendingToolCallIds`. */
+export interface RunSettlePendingEvent {
+  type: 'run.settle_pending';
+  timestamp: number;
+}
+
+export type ToolCallMachineEvent =
+  | AgentEventOf<
+      | 'tool.arguments_delta'
+      | 'tool.arguments_completed'
+      | 'tool.running'
+      | 'tool.completed'
+      | 'tool.failed'
+      | 'tool.cancelled'
+    >
+  | RunTerminatedEvent
+  | RunSettlePendingEvent
+  | CommandMachineEvent<'tool.retry'>
+  | CommandSettledEvent;
+
+function completeArguments(entity: AgentToolCallState, text: string, timestamp: number): AgentToolCallState {
+  const next: AgentToolCallState = { ...entity, status: 'awaiting_execution', arguments: text, updatedAt: timestamp };
+  if (text.trim() === '') return next;
+  try {
+    next.parsedArguments = JSON.parse(text);
+  } catch (error) {
+    next.argumentsError = error instanceof Error ? error.message : String(error);
+  }
+  return next;
+}
+
+/**
+ * The lifecycle of one tool call:
+ * `streaming_arguments -> awaiting_execution -> running -> completed | failed | cancelled`.
+ * A failure marked `retryable` accepts the `tool.retry` command (the retry itself arrives
+ * as a new tool call with `retryOf`); while one is submitting, a second is refused.
+ */
+export const toolCallMachine = setup({
+  types: {
+    context: {} as { entity: AgentToolCallState },
+    input: {} as { entity: AgentToolCallState },
+    events: {} as ToolCallMachineEvent,
+  },
+  guards: {
+    hasStatus: ({ context }, params: { status: AgentToolCallState['status'] }) =>
+      context.entity.status === params.status,
+    wasRetryableFailure: ({ context }) =>
+      context.entity.status === 'failed' && context.entity.error?.retryable === true,
+    isRetryableFailure: ({ event }) => {
+      assertEvent(event, 'tool.failed');
+      return event.payload.error.retryable === true;
+    },
+  },
+  actions: {
+    appendArguments: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'tool.arguments_delta');
+        const entity = context.entity;
+        return { ...entity, arguments: entity.arguments + event.payload.delta, updatedAt: event.timestamp };
+      },
+    }),
+    completeArguments: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, ['tool.arguments_completed', 'run.settle_pending']);
+        const text = event.type === 'tool.arguments_completed' ? event.payload.arguments : undefined;
+        return completeArguments(context.entity, text ?? context.entity.arguments, event.timestamp);
+      },
+    }),
+    markRunning: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'tool.running');
+        return { ...context.entity, status: 'running', updatedAt: event.timestamp };
+      },
+    }),
+    complete: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'tool.completed');
+        return withDefined(context.entity, {
+          status: 'completed',
+          result: event.payload.result,
+          updatedAt: event.timestamp,
+        });
+      },
+    }),
+    fail: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'tool.failed');
+        return failEntity(context.entity, event.payload.error, event.timestamp);
+      },
+    }),
+    cancel: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'tool.cancelled');
+        return cancelEntity(context.entity, event.payload.reason, event.timestamp);
+      },
+    }),
+    terminate: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'run.terminated');
+        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
+      },
+    }),
+  },
+}).createMachine({
+  id: 'toolCall',
+  context: ({ input }) => ({ entity: input.entity }),
+  initial: 'restoring',
+  states: {
+    restoring: {
+      always: [
+        { guard: { type: 'hasStatus', params: { status: 'awaiting_execution' } }, target: 'awaiting_execution' },
+        { guard: { type: 'hasStatus', params: { status: 'running' } }, target: 'running' },
+        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
+        { guard: 'wasRetryableFailure', target: 'retryable' },
+        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
+        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
+        { target: 'streaming_arguments' },
+      ],
+    },
+    streaming_arguments: {
+      tags: ['active', 'acceptsDelta'],
+      on: {
+        'tool.arguments_delta': { actions: 'appendArguments' },
+        'tool.arguments_completed': { target: 'awaiting_execution', actions: 'completeArguments' },
+        'run.settle_pending': { target: 'awaiting_execution', actions: 'completeArguments' },
+        'tool.failed': [
+          { guard: 'isRetryableFailure', target: 'retryable', actions: 'fail' },
+          { target: 'failed', actions: 'fail' },
+        ],
+        'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
+        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+      },
+    },
+    awaiting_execution: {
+      tags: ['active', 'settleable'],
+      on: {
+        'tool.running': { target: 'running', actions: 'markRunning' },
+        'tool.completed': { target: 'completed', actions: 'complete' },
+        'tool.failed': [
+          { guard: 'isRetryableFailure', target: 'retryable', actions: 'fail' },
+          { target: 'failed', actions: 'fail' },
+        ],
+        'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
+        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+      },
+    },
+    running: {
+      tags: ['active'],
+      on: {
+        'tool.completed': { target: 'completed', actions: 'complete' },
+        'tool.failed': [
+          { guard: 'isRetryableFailure', target: 'retryable', actions: 'fail' },
+          { target: 'failed', actions: 'fail' },
+        ],
+        'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
+        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+      },
+    },
+    retryable: {
+      initial: 'idle',
+      states: {
+        idle: { on: { 'tool.retry': { target: 'submitting' } } },
+        submitting: { on: { 'command.settled': { target: 'idle' } } },
+      },
+    },
+    completed: { type: 'final' },
+    failed: { type: 'final' },
+    cancelled: { type: 'final' },
+  },
+});

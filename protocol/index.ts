@@ -1,0 +1,56 @@
+export type {
+  AgentCommand,
+  AgentCommandEnvelope,
+  AgentCommandOf,
+  AgentCommandPayloadMap,
+  AgentCommandType,
+} from './commandSchemas';
+export { AGENT_COMMAND_TYPES, agentCommandPayloadSchemas, agentCommandSchema } from './commandSchemas';
+export type { AgentCommandProtocolVersion, AgentEventProtocolVersion } from './constants';
+export {
+  AGENT_COMMAND_PROTOCOL,
+  AGENT_COMMAND_PROTOCOL_VERSION,
+  AGENT_EVENT_PROTOCOL,
+  AGENT_EVENT_PROTOCOL_VERSION,
+} from './constants';
+export type {
+  AgentContentPart,
+  AgentExtensionPart,
+  AgentFilePart,
+  AgentImagePart,
+  AgentMessageContent,
+  AgentTextPart,
+} from './contentSchemas';
+export { agentContentPartSchema, agentMessageContentSchema, namespacedNameSchema } from './contentSchemas';
+export type { AgentCommandFactory, AgentCommandFactoryOptions } from './createAgentCommandFactory';
+export { createAgentCommandFactory } from './createAgentCommandFactory';
+export type { AgentEventExtra, AgentEventFactory, AgentEventFactoryOptions } from './createAgentEventFactory';
+export { createAgentEventFactory } from './createAgentEventFactory';
+export type { AgentValidationFailure } from './errors';
+export { AgentError, AgentProtocolError, AgentValidationError } from './errors';
+export type {
+  AgentApprovalDecision,
+  AgentErrorInfo,
+  AgentEvent,
+  AgentEventEnvelope,
+  AgentEventOf,
+  AgentEventPayloadMap,
+  AgentEventType,
+  AgentMessageRole,
+  AgentUsage,
+  JsonPatchOperation,
+} from './eventSchemas';
+export {
+  AGENT_EVENT_TYPES,
+  agentErrorInfoSchema,
+  agentEventPayloadSchemas,
+  agentEventSchema,
+  agentEventSchemas,
+  agentUsageSchema,
+  jsonPatchOperationSchema,
+} from './eventSchemas';
+export { getAgentEntityKey } from './getAgentEntityKey';
+export type { AgentParseResult } from './parseAgentEvent';
+export { checkAgentEvent, isAgentCommand, isAgentEvent, parseAgentCommand, parseAgentEvent } from './parseAgentEvent';
+export type { AgentProtocolIssue, AgentProtocolIssueCode } from './protocolIssue';
+export { AGENT_PROTOCOL_ISSUE_CODES } from './protocolIssue';

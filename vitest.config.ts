@@ -1,0 +1,8 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['protocol/**/*.test.ts', 'machines/**/*.test.ts', 'tests/**/*.test.ts'],
+    testTimeout: 60_000,
+  },
+});
