@@ -44,16 +44,32 @@ const DELTA_ENTITY_FIELD: Readonly<Record<string, string>> = {
   'tool.arguments_delta': 'toolCallId',
 };
 
-function fail(path: string, reason: string): AgentValidationFailure {
-  return { path, reason, message: `${path}: ${reason}` };
-}
-
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isValidDelta(value: Record<string, unknown>, deltaField: string): boolean {
+  const { sequence, timestamp, parentId, meta, payload } = value;
+  return (
+    value.protocolVersion === AGENT_EVENT_PROTOCOL_VERSION &&
+    isNonEmptyString(value.eventId) &&
+    isNonEmptyString(value.sessionId) &&
+    isNonEmptyString(value.runId) &&
+    typeof sequence === 'number' &&
+    Number.isSafeInteger(sequence) &&
+    sequence >= 0 &&
+    typeof timestamp === 'number' &&
+    Number.isFinite(timestamp) &&
+    (parentId === undefined || typeof parentId === 'string') &&
+    (meta === undefined || isRecord(meta)) &&
+    isRecord(payload) &&
+    isNonEmptyString(payload[deltaField]) &&
+    typeof payload.delta === 'string'
+  );
 }
 
 /**
@@ -63,7 +79,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * larger than the whole per-delta budget. Other payloads go through their schema.
  */
 export function checkAgentEvent(value: unknown): AgentValidationFailure | undefined {
-  if (!isRecord(value)) return fail('', 'expected object');
+  if (!isRecord(value)) return toValidationFailure(agentEventSchema.safeParse(value).error?.issues ?? [], value);
   const type = value.type;
   const schema = typeof type === 'string' ? agentEventSchemas[type as AgentEvent['type']] : undefined;
   if (schema === undefined || !Object.hasOwn(agentEventSchemas, type as string)) {
@@ -74,24 +90,7 @@ export function checkAgentEvent(value: unknown): AgentValidationFailure | undefi
     const result = schema.safeParse(value);
     return result.success ? undefined : toValidationFailure(result.error.issues, value);
   }
-  if (value.protocolVersion !== AGENT_EVENT_PROTOCOL_VERSION) {
-    return fail('protocolVersion', `expected "${AGENT_EVENT_PROTOCOL_VERSION}"`);
-  }
-  if (!isNonEmptyString(value.eventId)) return fail('eventId', 'expected non-empty string');
-  if (!isNonEmptyString(value.sessionId)) return fail('sessionId', 'expected non-empty string');
-  if (!isNonEmptyString(value.runId)) return fail('runId', 'expected non-empty string');
-  const sequence = value.sequence;
-  if (typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 0) {
-    return fail('sequence', 'expected non-negative safe integer');
-  }
-  if (typeof value.timestamp !== 'number' || !Number.isFinite(value.timestamp)) {
-    return fail('timestamp', 'expected finite number');
-  }
-  if (value.parentId !== undefined && typeof value.parentId !== 'string') return fail('parentId', 'expected string');
-  if (value.meta !== undefined && !isRecord(value.meta)) return fail('meta', 'expected record');
-  const payload = value.payload;
-  if (!isRecord(payload)) return fail('payload', 'expected object');
-  if (!isNonEmptyString(payload[deltaField])) return fail(`payload.${deltaField}`, 'expected non-empty string');
-  if (typeof payload.delta !== 'string') return fail('payload.delta', 'expected string');
-  return undefined;
+  if (isValidDelta(value, deltaField)) return undefined;
+  // Rare path: let the schema say where and why, so both paths report alike.
+  return toValidationFailure(schema.safeParse(value).error?.issues ?? [], value);
 }
