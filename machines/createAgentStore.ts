@@ -7,7 +7,6 @@ import { checkAgentEvent, isAgentCommand } from '../protocol/parseAgentEvent';
 import type { AgentProtocolIssue, AgentProtocolIssueCode } from '../protocol/protocolIssue';
 import {
   AGENT_ENTITY_CONTAINERS,
-  AGENT_ENTITY_KINDS,
   type AgentEntityKind,
   type AgentEntityState,
   type AgentRunState,
@@ -458,7 +457,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     const run = hasIdentity(input) ? runs.get(input.runId) : undefined;
     if (run?.seen.has((input as AgentEvent).eventId)) return ABSORBED;
     if (failure !== undefined) {
-      if (run !== undefined && !strict) run.seen.add((input as AgentEvent).eventId);
+      // Remembered by id (under an unknown session if the run is new), so a redelivery is absorbed.
+      if (!strict && hasIdentity(input)) (run ?? createRunHandle(input.runId, '')).seen.add(input.eventId);
       return issue('invalid_event', `Invalid event: ${failure.message}`, jsonCopy(input));
     }
     const event = input as AgentEvent;
@@ -553,20 +553,19 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     if (running.length > 0) session.send({ type: 'runs.spawn', runs: running });
     const children = session.getSnapshot().children as Record<string, RunRef>;
     const spawnsByRun = new Map<RunHandle, EntitySpawn[]>();
-    for (const kind of AGENT_ENTITY_KINDS) {
-      const container = state[AGENT_ENTITY_CONTAINERS[kind]] as Record<string, AgentEntityState>;
-      for (const entity of Object.values(container)) {
-        const run = runs.get(entity.runId) as RunHandle;
-        const handle = addEntityHandle(run, kind, entity.id, entity.key);
-        if (run.ref === undefined) run.ref = children[run.runId];
-        if (run.ref === undefined || isFinalStatus(kind, entity)) continue;
-        let spawns = spawnsByRun.get(run);
-        if (spawns === undefined) {
-          spawns = [];
-          spawnsByRun.set(run, spawns);
-        }
-        spawns.push({ kind, actorId: handle.actorId, entity } as EntitySpawn);
+    // In arrival order, so live entities are closed in the order a full replay closes them.
+    for (const { kind, key } of state.order) {
+      const entity = (state[AGENT_ENTITY_CONTAINERS[kind]] as Record<string, AgentEntityState>)[key] as AgentEntityState;
+      const run = runs.get(entity.runId) as RunHandle;
+      const handle = addEntityHandle(run, kind, entity.id, entity.key);
+      run.ref ??= children[run.runId];
+      if (run.ref === undefined || isFinalStatus(kind, entity)) continue;
+      let spawns = spawnsByRun.get(run);
+      if (spawns === undefined) {
+        spawns = [];
+        spawnsByRun.set(run, spawns);
       }
+      spawns.push({ kind, actorId: handle.actorId, entity } as EntitySpawn);
     }
     for (const run of runs.values()) run.ref ??= children[run.runId];
     for (const [run, spawns] of spawnsByRun) spawnEntities(run, spawns);
