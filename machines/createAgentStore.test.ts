@@ -41,7 +41,11 @@ describe('createAgentStore: streaming', () => {
       events.create('tool.arguments_completed', { toolCallId: 't2' }),
     ]);
     const state = store.getSnapshot();
-    expect(state.toolCalls[key('r1', 't1')]).toMatchObject({ status: 'awaiting_execution', arguments: '{"q":"x"}', parsedArguments: { q: 'x' } });
+    expect(state.toolCalls[key('r1', 't1')]).toMatchObject({
+      status: 'awaiting_execution',
+      arguments: '{"q":"x"}',
+      parsedArguments: { q: 'x' },
+    });
     expect(state.toolCalls[key('r1', 't2')]?.argumentsError).toMatch(/JSON/);
     expect(state.toolCalls[key('r1', 't2')]?.parsedArguments).toBeUndefined();
   });
@@ -49,7 +53,11 @@ describe('createAgentStore: streaming', () => {
   it('appends streamed text to structured content without flattening it', () => {
     const { store, events } = startedStore();
     store.batch([
-      events.create('message.started', { messageId: 'm1', role: 'assistant', content: [{ type: 'company.chart', data: 1 }] }),
+      events.create('message.started', {
+        messageId: 'm1',
+        role: 'assistant',
+        content: [{ type: 'company.chart', data: 1 }],
+      }),
       events.create('message.delta', { messageId: 'm1', delta: 'a' }),
       events.create('message.delta', { messageId: 'm1', delta: 'b' }),
     ]);
@@ -80,8 +88,17 @@ describe('createAgentStore: streaming', () => {
     expect(state.reasoning[key('r1', 'th1')]).toMatchObject({ status: 'completed', content: 'hmm', summary: 'short' });
     expect(state.tasks[key('r1', 'k1')]).toMatchObject({ status: 'completed', progress: 0.5, result: 'ok' });
     expect(state.artifacts[key('r1', 'f1')]).toMatchObject({ status: 'completed', version: 2, content: '# B' });
-    expect(state.approvals[key('r1', 'a1')]).toMatchObject({ status: 'resolved', decision: 'modified', resolvedData: { q: 2 } });
-    expect(state.runs.r1).toMatchObject({ status: 'completed', output: 'done', usage: { inputTokens: 1 }, input: { prompt: 'hi' } });
+    expect(state.approvals[key('r1', 'a1')]).toMatchObject({
+      status: 'resolved',
+      decision: 'modified',
+      resolvedData: { q: 2 },
+    });
+    expect(state.runs.r1).toMatchObject({
+      status: 'completed',
+      output: 'done',
+      usage: { inputTokens: 1 },
+      input: { prompt: 'hi' },
+    });
     expect(state.order.map((entry) => entry.kind)).toEqual(['reasoning', 'task', 'artifact', 'approval']);
   });
 });
@@ -162,7 +179,16 @@ describe('createAgentStore: protocol rules (record mode)', () => {
 
   it('records an invalid event with the path that failed', () => {
     const { store } = startedStore();
-    store.dispatch({ protocolVersion: '0.1', type: 'message.delta', runId: 'r1', eventId: 'x', sessionId: 's1', sequence: 9, timestamp: 1, payload: { messageId: 'm', delta: 1 } });
+    store.dispatch({
+      protocolVersion: '0.1',
+      type: 'message.delta',
+      runId: 'r1',
+      eventId: 'x',
+      sessionId: 's1',
+      sequence: 9,
+      timestamp: 1,
+      payload: { messageId: 'm', delta: 1 },
+    });
     store.dispatch('not an event');
     const issues = store.getSnapshot().issues;
     expect(issues.map((issue) => issue.code)).toEqual(['invalid_event', 'invalid_event']);
@@ -210,7 +236,11 @@ describe('createAgentStore: protocol rules (record mode)', () => {
       ['active_entities_at_terminal', 'm1', 'streaming'],
       ['active_entities_at_terminal', 'k1', 'running'],
     ]);
-    expect(state.messages[key('r1', 'm1')]).toMatchObject({ status: 'cancelled', reason: 'run_terminated', content: 'partial' });
+    expect(state.messages[key('r1', 'm1')]).toMatchObject({
+      status: 'cancelled',
+      reason: 'run_terminated',
+      content: 'partial',
+    });
     expect(state.tasks[key('r1', 'k1')]).toMatchObject({ status: 'cancelled', reason: 'run_terminated' });
     expect(state.runs.r1).toMatchObject({ status: 'failed', error: { message: 'crash' } });
   });
@@ -237,8 +267,17 @@ describe('createAgentStore: protocol rules (record mode)', () => {
     store.dispatch(events.create('state.snapshot', { snapshot: { todo: [{ done: false }], other: { a: 1 } } }));
     const before = store.getSnapshot().state.s1 as { other: object };
     store.dispatch(events.create('state.delta', { patch: [{ op: 'replace', path: '/todo/0/done', value: true }] }));
-    store.dispatch(events.create('state.delta', { patch: [{ op: 'add', path: '/x', value: 1 }, { op: 'test', path: '/x', value: 2 }] }));
-    store.dispatch(events.create('state.delta', { patch: [{ op: 'add', path: '/constructor/prototype/polluted', value: 1 }] }));
+    store.dispatch(
+      events.create('state.delta', {
+        patch: [
+          { op: 'add', path: '/x', value: 1 },
+          { op: 'test', path: '/x', value: 2 },
+        ],
+      }),
+    );
+    store.dispatch(
+      events.create('state.delta', { patch: [{ op: 'add', path: '/constructor/prototype/polluted', value: 1 }] }),
+    );
     const state = store.getSnapshot();
     expect(state.state.s1).toEqual({ todo: [{ done: true }], other: { a: 1 } });
     expect((state.state.s1 as { other: object }).other).toBe(before.other);
@@ -333,8 +372,12 @@ describe('createAgentStore: commands', () => {
   it('answers can() from the machines, with every approval guard', () => {
     let clock = 0;
     const { store, commands } = approvalStore(() => clock);
-    expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved', expectedVersion: 3 }))).toBe(true);
-    expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved', expectedVersion: 2 }))).toBe(false);
+    expect(
+      store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved', expectedVersion: 3 })),
+    ).toBe(true);
+    expect(
+      store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved', expectedVersion: 2 })),
+    ).toBe(false);
     expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'modified' }))).toBe(false);
     expect(store.can(commands.create('approval.resolve', { approvalId: 'zz', decision: 'approved' }))).toBe(false);
     clock = 100;
@@ -399,14 +442,29 @@ describe('createAgentStore: reset', () => {
     const state = store.getSnapshot();
     expect(() => store.reset({ ...state, runs: { r1: { id: 'r2' } } } as never)).toThrow(AgentValidationError);
     try {
-      store.reset({ ...state, runs: { r1: { id: 'r1', sessionId: 's', status: 'lost', startedAt: 1, updatedAt: 1 } } } as never);
+      store.reset({
+        ...state,
+        runs: { r1: { id: 'r1', sessionId: 's', status: 'lost', startedAt: 1, updatedAt: 1 } },
+      } as never);
     } catch (error) {
       expect((error as AgentValidationError).failure.path).toBe('runs.r1.status');
     }
     expect(() =>
       store.reset({
         ...state,
-        messages: { 'r9:m': { id: 'm', key: 'r9:m', runId: 'r9', sessionId: 's', role: 'user', content: '', status: 'completed', createdAt: 1, updatedAt: 1 } },
+        messages: {
+          'r9:m': {
+            id: 'm',
+            key: 'r9:m',
+            runId: 'r9',
+            sessionId: 's',
+            role: 'user',
+            content: '',
+            status: 'completed',
+            createdAt: 1,
+            updatedAt: 1,
+          },
+        },
       }),
     ).toThrow(/runId: names run "r9"/);
   });

@@ -555,7 +555,9 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     const spawnsByRun = new Map<RunHandle, EntitySpawn[]>();
     // In arrival order, so live entities are closed in the order a full replay closes them.
     for (const { kind, key } of state.order) {
-      const entity = (state[AGENT_ENTITY_CONTAINERS[kind]] as Record<string, AgentEntityState>)[key] as AgentEntityState;
+      const entity = (state[AGENT_ENTITY_CONTAINERS[kind]] as Record<string, AgentEntityState>)[
+        key
+      ] as AgentEntityState;
       const run = runs.get(entity.runId) as RunHandle;
       const handle = addEntityHandle(run, kind, entity.id, entity.key);
       run.ref ??= children[run.runId];

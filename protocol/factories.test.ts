@@ -7,11 +7,36 @@ import { isAgentCommand, isAgentEvent } from './parseAgentEvent';
 describe('createAgentEventFactory', () => {
   it('creates valid events with strictly increasing sequences', () => {
     let clock = 100;
-    const events = createAgentEventFactory({ sessionId: 's1', runId: 'r1', initialSequence: 4, now: () => clock++, createEventId: (n) => `e${n}` });
+    const events = createAgentEventFactory({
+      sessionId: 's1',
+      runId: 'r1',
+      initialSequence: 4,
+      now: () => clock++,
+      createEventId: (n) => `e${n}`,
+    });
     const first = events.create('run.started', {});
-    const second = events.create('message.delta', { messageId: 'm1', delta: 'x' }, { parentId: 'e5', meta: { provider: 'test' } });
-    expect(first).toEqual({ protocolVersion: '0.1', type: 'run.started', eventId: 'e5', sessionId: 's1', runId: 'r1', sequence: 5, timestamp: 100, payload: {} });
-    expect(second).toMatchObject({ sequence: 6, eventId: 'e6', timestamp: 101, parentId: 'e5', meta: { provider: 'test' } });
+    const second = events.create(
+      'message.delta',
+      { messageId: 'm1', delta: 'x' },
+      { parentId: 'e5', meta: { provider: 'test' } },
+    );
+    expect(first).toEqual({
+      protocolVersion: '0.1',
+      type: 'run.started',
+      eventId: 'e5',
+      sessionId: 's1',
+      runId: 'r1',
+      sequence: 5,
+      timestamp: 100,
+      payload: {},
+    });
+    expect(second).toMatchObject({
+      sequence: 6,
+      eventId: 'e6',
+      timestamp: 101,
+      parentId: 'e5',
+      meta: { provider: 'test' },
+    });
     expect(events.getSequence()).toBe(6);
     expect(isAgentEvent(first) && isAgentEvent(second)).toBe(true);
   });
@@ -31,7 +56,12 @@ describe('createAgentCommandFactory', () => {
   it('binds one idempotency key to each new command and reuses it on resend', () => {
     let id = 0;
     let clock = 10;
-    const commands = createAgentCommandFactory({ sessionId: 's1', runId: 'r1', now: () => clock++, createCommandId: () => `c${++id}` });
+    const commands = createAgentCommandFactory({
+      sessionId: 's1',
+      runId: 'r1',
+      now: () => clock++,
+      createCommandId: () => `c${++id}`,
+    });
     const approve = commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' });
     expect(approve).toEqual({
       commandProtocol: 'agent-command',

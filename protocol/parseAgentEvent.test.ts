@@ -14,7 +14,11 @@ const envelope = {
 const validPayloads: Record<string, unknown> = {
   'session.started': { title: 'Report' },
   'run.started': { input: { prompt: 'hi' } },
-  'run.completed': { output: 'done', usage: { inputTokens: 3, outputTokens: 4, cachedTokens: 1 }, pendingToolCallIds: ['t1'] },
+  'run.completed': {
+    output: 'done',
+    usage: { inputTokens: 3, outputTokens: 4, cachedTokens: 1 },
+    pendingToolCallIds: ['t1'],
+  },
   'run.failed': { error: { message: 'boom', code: 'overloaded', retryable: true } },
   'run.cancelled': { reason: 'user' },
   'message.started': { messageId: 'm1', role: 'assistant', content: [{ type: 'text', text: 'a' }] },
@@ -46,7 +50,12 @@ const validPayloads: Record<string, unknown> = {
   'artifact.completed': { artifactId: 'f1' },
   'artifact.failed': { artifactId: 'f1', error: { message: 'x' } },
   'state.snapshot': { snapshot: { count: 1 } },
-  'state.delta': { patch: [{ op: 'replace', path: '/count', value: 2 }, { op: 'move', from: '/a', path: '/b' }] },
+  'state.delta': {
+    patch: [
+      { op: 'replace', path: '/count', value: 2 },
+      { op: 'move', from: '/a', path: '/b' },
+    ],
+  },
 };
 
 describe('event schemas', () => {
@@ -63,20 +72,52 @@ describe('event schemas', () => {
 
   it.each([
     ['unknown type', { ...envelope, type: 'message.exploded', payload: {} }, 'type'],
-    ['wrong protocol version', { ...envelope, protocolVersion: '0.2', type: 'run.started', payload: {} }, 'protocolVersion'],
+    [
+      'wrong protocol version',
+      { ...envelope, protocolVersion: '0.2', type: 'run.started', payload: {} },
+      'protocolVersion',
+    ],
     ['empty event id', { ...envelope, eventId: '', type: 'run.started', payload: {} }, 'eventId'],
     ['fractional sequence', { ...envelope, sequence: 1.5, type: 'run.started', payload: {} }, 'sequence'],
     ['negative sequence', { ...envelope, sequence: -1, type: 'run.started', payload: {} }, 'sequence'],
-    ['infinite timestamp', { ...envelope, timestamp: Number.POSITIVE_INFINITY, type: 'run.started', payload: {} }, 'timestamp'],
+    [
+      'infinite timestamp',
+      { ...envelope, timestamp: Number.POSITIVE_INFINITY, type: 'run.started', payload: {} },
+      'timestamp',
+    ],
     ['array meta', { ...envelope, meta: [], type: 'run.started', payload: {} }, 'meta'],
     ['numeric delta', { ...envelope, type: 'message.delta', payload: { messageId: 'm1', delta: 4 } }, 'payload.delta'],
     ['missing message id', { ...envelope, type: 'message.delta', payload: { delta: 'x' } }, 'payload.messageId'],
-    ['unknown role', { ...envelope, type: 'message.started', payload: { messageId: 'm', role: 'robot' } }, 'payload.role'],
-    ['flattened part', { ...envelope, type: 'message.started', payload: { messageId: 'm', role: 'user', content: [{ type: 'chart' }] } }, 'payload.content'],
-    ['progress above one', { ...envelope, type: 'task.updated', payload: { taskId: 'k', progress: 1.5 } }, 'payload.progress'],
-    ['unknown decision', { ...envelope, type: 'approval.resolved', payload: { approvalId: 'a', decision: 'maybe' } }, 'payload.decision'],
-    ['unknown patch op', { ...envelope, type: 'state.delta', payload: { patch: [{ op: 'merge', path: '' }] } }, 'payload.patch.0.op'],
-    ['tool error without message', { ...envelope, type: 'tool.failed', payload: { toolCallId: 't', error: {} } }, 'payload.error.message'],
+    [
+      'unknown role',
+      { ...envelope, type: 'message.started', payload: { messageId: 'm', role: 'robot' } },
+      'payload.role',
+    ],
+    [
+      'flattened part',
+      { ...envelope, type: 'message.started', payload: { messageId: 'm', role: 'user', content: [{ type: 'chart' }] } },
+      'payload.content',
+    ],
+    [
+      'progress above one',
+      { ...envelope, type: 'task.updated', payload: { taskId: 'k', progress: 1.5 } },
+      'payload.progress',
+    ],
+    [
+      'unknown decision',
+      { ...envelope, type: 'approval.resolved', payload: { approvalId: 'a', decision: 'maybe' } },
+      'payload.decision',
+    ],
+    [
+      'unknown patch op',
+      { ...envelope, type: 'state.delta', payload: { patch: [{ op: 'merge', path: '' }] } },
+      'payload.patch.0.op',
+    ],
+    [
+      'tool error without message',
+      { ...envelope, type: 'tool.failed', payload: { toolCallId: 't', error: {} } },
+      'payload.error.message',
+    ],
   ])('rejects %s and names the path', (_name, event, path) => {
     const result = parseAgentEvent(event);
     expect(result.success).toBe(false);
@@ -90,7 +131,11 @@ describe('event schemas', () => {
     const result = parseAgentEvent({ ...envelope, type: 'message.delta', payload: { messageId: 'm1', delta: 4 } });
     expect(result).toEqual({
       success: false,
-      error: { path: 'payload.delta', reason: 'expected string, got number', message: 'payload.delta: expected string, got number' },
+      error: {
+        path: 'payload.delta',
+        reason: 'expected string, got number',
+        message: 'payload.delta: expected string, got number',
+      },
     });
     const unknown = parseAgentEvent({ ...envelope, type: 'nope', payload: {} });
     expect(unknown.success === false && unknown.error.reason).toMatch(/^unknown value "nope", expected one of/);
@@ -105,8 +150,12 @@ describe('event schemas', () => {
     ];
     const event = { ...envelope, type: 'message.started', payload: { messageId: 'm', role: 'assistant', content } };
     expect(isAgentEvent(event)).toBe(true);
-    expect(isAgentEvent({ ...event, payload: { ...event.payload, content: [{ type: 'chart', data: 1 }] } })).toBe(false);
-    expect(isAgentEvent({ ...event, payload: { ...event.payload, content: [{ type: '.chart', data: 1 }] } })).toBe(false);
+    expect(isAgentEvent({ ...event, payload: { ...event.payload, content: [{ type: 'chart', data: 1 }] } })).toBe(
+      false,
+    );
+    expect(isAgentEvent({ ...event, payload: { ...event.payload, content: [{ type: '.chart', data: 1 }] } })).toBe(
+      false,
+    );
   });
 
   it('rejects non-objects', () => {
@@ -129,18 +178,40 @@ describe('command schemas', () => {
   };
 
   it('accepts the three commands', () => {
-    expect(isAgentCommand({ ...command, type: 'approval.resolve', payload: { approvalId: 'a', decision: 'approved', expectedVersion: 1 } })).toBe(true);
+    expect(
+      isAgentCommand({
+        ...command,
+        type: 'approval.resolve',
+        payload: { approvalId: 'a', decision: 'approved', expectedVersion: 1 },
+      }),
+    ).toBe(true);
     expect(isAgentCommand({ ...command, type: 'tool.retry', payload: { toolCallId: 't' } })).toBe(true);
     expect(isAgentCommand({ ...command, type: 'run.cancel', payload: {} })).toBe(true);
   });
 
   it.each([
-    ['expired is not a user decision', { ...command, type: 'approval.resolve', payload: { approvalId: 'a', decision: 'expired' } }, 'payload.decision'],
-    ['wrong protocol', { ...command, commandProtocol: 'agent-event', type: 'run.cancel', payload: {} }, 'commandProtocol'],
-    ['wrong version', { ...command, commandProtocolVersion: '1', type: 'run.cancel', payload: {} }, 'commandProtocolVersion'],
+    [
+      'expired is not a user decision',
+      { ...command, type: 'approval.resolve', payload: { approvalId: 'a', decision: 'expired' } },
+      'payload.decision',
+    ],
+    [
+      'wrong protocol',
+      { ...command, commandProtocol: 'agent-event', type: 'run.cancel', payload: {} },
+      'commandProtocol',
+    ],
+    [
+      'wrong version',
+      { ...command, commandProtocolVersion: '1', type: 'run.cancel', payload: {} },
+      'commandProtocolVersion',
+    ],
     ['empty idempotency key', { ...command, idempotencyKey: '', type: 'run.cancel', payload: {} }, 'idempotencyKey'],
     ['empty tool call id', { ...command, type: 'tool.retry', payload: { toolCallId: '' } }, 'payload.toolCallId'],
-    ['object version', { ...command, type: 'approval.resolve', payload: { approvalId: 'a', decision: 'approved', expectedVersion: {} } }, 'payload.expectedVersion'],
+    [
+      'object version',
+      { ...command, type: 'approval.resolve', payload: { approvalId: 'a', decision: 'approved', expectedVersion: {} } },
+      'payload.expectedVersion',
+    ],
   ])('rejects %s', (_name, value, path) => {
     const result = parseAgentCommand(value);
     expect(result.success === false && result.error.path).toBe(path);

@@ -1,6 +1,6 @@
 import { getSimplePaths } from '@xstate/graph';
-import { type AnyStateMachine, createActor, type EventObject, type SnapshotFrom } from 'xstate';
 import { describe, expect, it } from 'vitest';
+import { type AnyStateMachine, createActor, type EventObject, type SnapshotFrom } from 'xstate';
 import { AGENT_ENTITY_CONTAINERS, type AgentEntityKind, type AgentEntityState } from '../machines/agentState';
 import { approvalMachine } from '../machines/approvalMachine';
 import { artifactMachine } from '../machines/artifactMachine';
@@ -49,38 +49,63 @@ interface Model {
   events: EventObject[];
 }
 
-const isProtocolEvent = (value: EventObject): value is AgentEvent => (AGENT_EVENT_TYPES as string[]).includes(value.type);
+const isProtocolEvent = (value: EventObject): value is AgentEvent =>
+  (AGENT_EVENT_TYPES as string[]).includes(value.type);
 const terminated = { type: 'run.terminated', timestamp: 9_000 };
 const settled = { type: 'command.settled' };
 
-function entityModel(name: string, kind: AgentEntityKind, machine: AnyStateMachine, start: EntityStartEvent, events: EventObject[]): Model {
+function entityModel(
+  name: string,
+  kind: AgentEntityKind,
+  machine: AnyStateMachine,
+  start: EntityStartEvent,
+  events: EventObject[],
+): Model {
   return { name, kind, machine, start, events: [...events, terminated] };
 }
 
 const models: Model[] = [
-  entityModel('message', 'message', messageMachine, event('message.started', { messageId: 'm1', role: 'assistant' }) as EntityStartEvent, [
-    event('message.delta', { messageId: 'm1', delta: 'Hi' }),
-    event('message.completed', { messageId: 'm1', content: 'Hi there' }),
-    event('message.failed', { messageId: 'm1', error: { message: 'cut', code: 'length' } }),
-    event('message.cancelled', { messageId: 'm1', reason: 'user' }),
-  ]),
-  entityModel('reasoning', 'reasoning', reasoningMachine, event('reasoning.started', { reasoningId: 'th1' }) as EntityStartEvent, [
-    event('reasoning.delta', { reasoningId: 'th1', delta: 'hmm' }),
-    event('reasoning.completed', { reasoningId: 'th1', summary: 'short' }),
-    event('reasoning.failed', { reasoningId: 'th1', error: { message: 'x' } }),
-    event('reasoning.cancelled', { reasoningId: 'th1' }),
-  ]),
-  entityModel('toolCall', 'toolCall', toolCallMachine, event('tool.requested', { toolCallId: 't1', name: 'search' }) as EntityStartEvent, [
-    event('tool.arguments_delta', { toolCallId: 't1', delta: '{"q":1}' }),
-    event('tool.arguments_completed', { toolCallId: 't1' }),
-    event('tool.running', { toolCallId: 't1' }),
-    event('tool.completed', { toolCallId: 't1', result: { hits: 2 } }),
-    event('tool.failed', { toolCallId: 't1', error: { message: 'timeout', retryable: true } }),
-    event('tool.failed', { toolCallId: 't1', error: { message: 'bad input', retryable: false } }),
-    event('tool.cancelled', { toolCallId: 't1', reason: 'user' }),
-    command('tool.retry', { toolCallId: 't1' }),
-    settled,
-  ]),
+  entityModel(
+    'message',
+    'message',
+    messageMachine,
+    event('message.started', { messageId: 'm1', role: 'assistant' }) as EntityStartEvent,
+    [
+      event('message.delta', { messageId: 'm1', delta: 'Hi' }),
+      event('message.completed', { messageId: 'm1', content: 'Hi there' }),
+      event('message.failed', { messageId: 'm1', error: { message: 'cut', code: 'length' } }),
+      event('message.cancelled', { messageId: 'm1', reason: 'user' }),
+    ],
+  ),
+  entityModel(
+    'reasoning',
+    'reasoning',
+    reasoningMachine,
+    event('reasoning.started', { reasoningId: 'th1' }) as EntityStartEvent,
+    [
+      event('reasoning.delta', { reasoningId: 'th1', delta: 'hmm' }),
+      event('reasoning.completed', { reasoningId: 'th1', summary: 'short' }),
+      event('reasoning.failed', { reasoningId: 'th1', error: { message: 'x' } }),
+      event('reasoning.cancelled', { reasoningId: 'th1' }),
+    ],
+  ),
+  entityModel(
+    'toolCall',
+    'toolCall',
+    toolCallMachine,
+    event('tool.requested', { toolCallId: 't1', name: 'search' }) as EntityStartEvent,
+    [
+      event('tool.arguments_delta', { toolCallId: 't1', delta: '{"q":1}' }),
+      event('tool.arguments_completed', { toolCallId: 't1' }),
+      event('tool.running', { toolCallId: 't1' }),
+      event('tool.completed', { toolCallId: 't1', result: { hits: 2 } }),
+      event('tool.failed', { toolCallId: 't1', error: { message: 'timeout', retryable: true } }),
+      event('tool.failed', { toolCallId: 't1', error: { message: 'bad input', retryable: false } }),
+      event('tool.cancelled', { toolCallId: 't1', reason: 'user' }),
+      command('tool.retry', { toolCallId: 't1' }),
+      settled,
+    ],
+  ),
   ...[false, true].map((editable) =>
     entityModel(
       `approval (editable: ${editable})`,
@@ -104,12 +129,18 @@ const models: Model[] = [
     event('task.failed', { taskId: 'k1', error: { message: 'x' } }),
     event('task.cancelled', { taskId: 'k1' }),
   ]),
-  entityModel('artifact', 'artifact', artifactMachine, event('artifact.created', { artifactId: 'f1', mediaType: 'text/plain', version: 2 }) as EntityStartEvent, [
-    event('artifact.updated', { artifactId: 'f1', version: 3, content: 'v3' }),
-    event('artifact.updated', { artifactId: 'f1', version: 1, content: 'stale' }),
-    event('artifact.completed', { artifactId: 'f1' }),
-    event('artifact.failed', { artifactId: 'f1', error: { message: 'x' } }),
-  ]),
+  entityModel(
+    'artifact',
+    'artifact',
+    artifactMachine,
+    event('artifact.created', { artifactId: 'f1', mediaType: 'text/plain', version: 2 }) as EntityStartEvent,
+    [
+      event('artifact.updated', { artifactId: 'f1', version: 3, content: 'v3' }),
+      event('artifact.updated', { artifactId: 'f1', version: 1, content: 'stale' }),
+      event('artifact.completed', { artifactId: 'f1' }),
+      event('artifact.failed', { artifactId: 'f1', error: { message: 'x' } }),
+    ],
+  ),
   {
     name: 'run',
     machine: runMachine,
@@ -127,9 +158,27 @@ const runStarted = event('run.started', {});
 
 function inputOf(model: Model) {
   if (model.start === undefined) {
-    return { run: { id: RUN_ID, sessionId: SESSION_ID, status: 'running', startedAt: runStarted.timestamp, updatedAt: runStarted.timestamp } };
+    return {
+      run: {
+        id: RUN_ID,
+        sessionId: SESSION_ID,
+        status: 'running',
+        startedAt: runStarted.timestamp,
+        updatedAt: runStarted.timestamp,
+      },
+    };
   }
-  return { entity: createEntityRecord(model.start, getAgentEntityKey(RUN_ID, (model.start.payload as Record<string, string>)[`${model.kind === 'toolCall' ? 'toolCallId' : `${model.kind}Id`}`] as string)) };
+  return {
+    entity: createEntityRecord(
+      model.start,
+      getAgentEntityKey(
+        RUN_ID,
+        (model.start.payload as Record<string, string>)[
+          `${model.kind === 'toolCall' ? 'toolCallId' : `${model.kind}Id`}`
+        ] as string,
+      ),
+    ),
+  };
 }
 
 /** Drives a real store with the machine's events and reads back what the machine holds. */
@@ -159,7 +208,10 @@ class StoreDriver {
       return this.store.getSnapshot().issues.length === before.issues.length;
     }
     if (value.type === 'run.terminated') {
-      this.dispatch({ ...event('run.failed', { error: { message: 'ended' } }), timestamp: (value as typeof terminated).timestamp });
+      this.dispatch({
+        ...event('run.failed', { error: { message: 'ended' } }),
+        timestamp: (value as typeof terminated).timestamp,
+      });
       return true;
     }
     if (value.type === 'command.settled') {
@@ -224,16 +276,21 @@ describe('model-based: every machine path runs against the store', () => {
           if (step.event.type === 'xstate.init') continue;
           oracle.send(step.event);
           expect(serializeState(oracle.getSnapshot())).toBe(serializeState(step.state));
-          if (step.event.type !== 'run.terminated') expect(driver.record()).toEqual(contextRecord(oracle.getSnapshot()));
+          if (step.event.type !== 'run.terminated')
+            expect(driver.record()).toEqual(contextRecord(oracle.getSnapshot()));
         }
         const last = oracle.getSnapshot();
         // Every event the machine refuses in the path's last state is refused by the store too.
         for (const candidate of model.events) {
-          if (last.can(candidate) || candidate.type === 'run.terminated' || candidate.type === 'command.settled') continue;
+          if (last.can(candidate) || candidate.type === 'run.terminated' || candidate.type === 'command.settled')
+            continue;
           const probe = new StoreDriver(model);
           for (const step of path.steps) probe.step(step.event);
           const before = probe.record();
-          expect(probe.step(candidate), `${model.name}: store accepted ${candidate.type} in ${serializeState(path.state)}`).toBe(false);
+          expect(
+            probe.step(candidate),
+            `${model.name}: store accepted ${candidate.type} in ${serializeState(path.state)}`,
+          ).toBe(false);
           expect(probe.record()).toEqual(before);
           rejections += 1;
         }

@@ -13,7 +13,10 @@ const corruptions = fc.array(corruptionArbitrary, { maxLength: 6 });
 
 describe('properties', () => {
   it('the store check accepts and rejects exactly what the schema does', () => {
-    const base = runEvents('r1').create('message.delta', { messageId: 'm1', delta: 'x' }) as unknown as Record<string, unknown>;
+    const base = runEvents('r1').create('message.delta', { messageId: 'm1', delta: 'x' }) as unknown as Record<
+      string,
+      unknown
+    >;
     const anyValue = fc.oneof(
       fc.string(),
       fc.constant(''),
@@ -25,17 +28,38 @@ describe('properties', () => {
       fc.array(fc.string(), { maxLength: 2 }),
       fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
     );
-    const types = fc.constantFrom('message.delta', 'reasoning.delta', 'tool.arguments_delta', 'message.started', 'nope');
-    const fields = fc.constantFrom('protocolVersion', 'eventId', 'sessionId', 'runId', 'sequence', 'timestamp', 'parentId', 'meta', 'payload');
+    const types = fc.constantFrom(
+      'message.delta',
+      'reasoning.delta',
+      'tool.arguments_delta',
+      'message.started',
+      'nope',
+    );
+    const fields = fc.constantFrom(
+      'protocolVersion',
+      'eventId',
+      'sessionId',
+      'runId',
+      'sequence',
+      'timestamp',
+      'parentId',
+      'meta',
+      'payload',
+    );
     const payloadFields = fc.constantFrom('messageId', 'reasoningId', 'toolCallId', 'delta');
     fc.assert(
-      fc.property(types, fc.array(fc.tuple(fields, anyValue), { maxLength: 3 }), fc.array(fc.tuple(payloadFields, anyValue), { maxLength: 3 }), (type, changes, payloadChanges) => {
-        const payload: Record<string, unknown> = { messageId: 'm1', reasoningId: 'r1', toolCallId: 't1', delta: 'x' };
-        for (const [field, value] of payloadChanges) payload[field] = value;
-        const event: Record<string, unknown> = { ...base, type, payload };
-        for (const [field, value] of changes) event[field] = value;
-        expect(checkAgentEvent(event) === undefined).toBe(isAgentEvent(event));
-      }),
+      fc.property(
+        types,
+        fc.array(fc.tuple(fields, anyValue), { maxLength: 3 }),
+        fc.array(fc.tuple(payloadFields, anyValue), { maxLength: 3 }),
+        (type, changes, payloadChanges) => {
+          const payload: Record<string, unknown> = { messageId: 'm1', reasoningId: 'r1', toolCallId: 't1', delta: 'x' };
+          for (const [field, value] of payloadChanges) payload[field] = value;
+          const event: Record<string, unknown> = { ...base, type, payload };
+          for (const [field, value] of changes) event[field] = value;
+          expect(checkAgentEvent(event) === undefined).toBe(isAgentEvent(event));
+        },
+      ),
       { numRuns: 2_000 },
     );
   });
@@ -91,22 +115,29 @@ describe('properties', () => {
 
   it('reset from a saved state, then the rest of the stream, equals replaying it all', () => {
     fc.assert(
-      fc.property(choices, fc.nat(), corruptions, corruptions, fc.array(fc.nat(), { maxLength: 5 }), (picked, split, early, late, redeliver) => {
-        const scenario = buildScenario(picked, true);
-        const cut = split % (scenario.length + 1);
-        const first = corrupt(scenario.slice(0, cut), early);
-        const saved = replayAgentEvents(first);
-        // A resumed stream may deliver again what the checkpoint already applied.
-        const refused = new Set(saved.issues.map((issue) => (issue.event as { eventId?: string } | null)?.eventId));
-        const applied = first.filter((event) => isAgentEvent(event) && !refused.has(event.eventId));
-        const again = applied.length === 0 ? [] : redeliver.map((index) => applied[index % applied.length]);
-        const rest = [...again, ...corrupt(scenario.slice(cut), late)];
+      fc.property(
+        choices,
+        fc.nat(),
+        corruptions,
+        corruptions,
+        fc.array(fc.nat(), { maxLength: 5 }),
+        (picked, split, early, late, redeliver) => {
+          const scenario = buildScenario(picked, true);
+          const cut = split % (scenario.length + 1);
+          const first = corrupt(scenario.slice(0, cut), early);
+          const saved = replayAgentEvents(first);
+          // A resumed stream may deliver again what the checkpoint already applied.
+          const refused = new Set(saved.issues.map((issue) => (issue.event as { eventId?: string } | null)?.eventId));
+          const applied = first.filter((event) => isAgentEvent(event) && !refused.has(event.eventId));
+          const again = applied.length === 0 ? [] : redeliver.map((index) => applied[index % applied.length]);
+          const rest = [...again, ...corrupt(scenario.slice(cut), late)];
 
-        const restored = createAgentStore();
-        restored.reset(JSON.parse(JSON.stringify(saved)));
-        restored.batch(rest);
-        expect(restored.getSnapshot()).toEqual(replayAgentEvents([...first, ...rest]));
-      }),
+          const restored = createAgentStore();
+          restored.reset(JSON.parse(JSON.stringify(saved)));
+          restored.batch(rest);
+          expect(restored.getSnapshot()).toEqual(replayAgentEvents([...first, ...rest]));
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import type { AgentEntityKind, AgentEntityState } from './agentState';
+import { entityMachines } from './runMachine';
+
+const statuses: Record<AgentEntityKind, string[]> = {
+  message: ['streaming', 'completed', 'failed', 'cancelled'],
+  reasoning: ['streaming', 'completed', 'failed', 'cancelled'],
+  toolCall: ['streaming_arguments', 'awaiting_execution', 'running', 'completed', 'failed', 'cancelled'],
+  approval: ['waiting', 'resolved', 'cancelled'],
+  task: ['running', 'completed', 'failed', 'cancelled'],
+  artifact: ['open', 'completed', 'failed', 'cancelled'],
+};
+
+describe('entity machines restore from a record', () => {
+  for (const [kind, list] of Object.entries(statuses) as Array<[AgentEntityKind, string[]]>) {
+    it.each(list)(`${kind} with status %s resumes in the state of that name`, (status) => {
+      const entity = {
+        id: 'x',
+        key: 'r:x',
+        runId: 'r',
+        sessionId: 's',
+        createdAt: 0,
+        updatedAt: 0,
+        status,
+      } as unknown as AgentEntityState;
+      const machine = entityMachines[kind] as typeof entityMachines.message;
+      const actor = createActor(machine, { input: { entity: entity as never } }).start();
+      const snapshot = actor.getSnapshot() as { value: unknown; status: string };
+      const value = typeof snapshot.value === 'string' ? snapshot.value : Object.keys(snapshot.value as object)[0];
+      expect(value).toBe(status);
+      actor.stop();
+    });
+  }
+
+  it('resumes a retryable failure as retryable, so tool.retry is still accepted', () => {
+    const entity = {
+      id: 'x',
+      key: 'r:x',
+      runId: 'r',
+      sessionId: 's',
+      createdAt: 0,
+      updatedAt: 0,
+      status: 'failed',
+      error: { message: 'x', retryable: true },
+    };
+    const actor = createActor(entityMachines.toolCall, { input: { entity: entity as never } }).start();
+    expect(actor.getSnapshot().value).toEqual({ retryable: 'idle' });
+  });
+});

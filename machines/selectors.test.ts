@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { runEvents } from '../tests/support/events';
+import { createAgentStore } from './createAgentStore';
+import { replayAgentEvents } from './replayAgentEvents';
+import {
+  selectAgentTimeline,
+  selectApproval,
+  selectMessages,
+  selectRun,
+  selectRunningRuns,
+  selectToolCall,
+} from './selectors';
+
+function scenario() {
+  const first = runEvents('r1');
+  const second = runEvents('r2');
+  return replayAgentEvents([
+    first.create('run.started', {}),
+    second.create('run.started', {}),
+    first.create('message.started', { messageId: 'u1', role: 'user', content: 'hi' }),
+    first.create('message.completed', { messageId: 'u1' }),
+    first.create('reasoning.started', { reasoningId: 'th1', redacted: true, content: 'ENCRYPTED' }),
+    first.create('reasoning.started', { reasoningId: 'th2' }),
+    first.create('reasoning.delta', { reasoningId: 'th2', delta: 'visible' }),
+    first.create('message.started', { messageId: 'm1', role: 'assistant' }),
+    first.create('tool.requested', { toolCallId: 't1', name: 'search' }),
+    first.create('approval.requested', { approvalId: 'a1', toolCallId: 't1' }),
+    second.create('message.started', { messageId: 'm1', role: 'assistant' }),
+    second.create('message.delta', { messageId: 'm1', delta: 'x' }),
+    second.create('message.failed', { messageId: 'm1', error: { message: 'x' } }),
+    second.create('run.failed', { error: { message: 'x' } }),
+  ]);
+}
+
+describe('selectors', () => {
+  const state = scenario();
+
+  it('select runs, tool calls and approvals by run-scoped id', () => {
+    expect(selectRun(state, 'r1')?.status).toBe('running');
+    expect(selectRun(state, 'nope')).toBeUndefined();
+    expect(selectRun(state, '__proto__')).toBeUndefined();
+    expect(selectToolCall(state, { runId: 'r1', toolCallId: 't1' })?.name).toBe('search');
+    expect(selectToolCall(state, { runId: 'r2', toolCallId: 't1' })).toBeUndefined();
+    expect(selectApproval(state, { runId: 'r1', approvalId: 'a1' })?.toolCallId).toBe('t1');
+    expect(selectApproval(state, { runId: 'r1', approvalId: 'zz' })).toBeUndefined();
+  });
+
+  it('lists running runs of a session', () => {
+    expect(selectRunningRuns(state, 's1').map((run) => run.id)).toEqual(['r1']);
+    expect(selectRunningRuns(state, 'other')).toEqual([]);
+  });
+
+  it('builds the timeline in arrival order, hiding redacted reasoning content', () => {
+    const withReasoning = selectAgentTimeline(state, { runId: 'r1', includeReasoning: true });
+    expect(withReasoning.map((item) => `${item.kind}:${item.entity.id}`)).toEqual([
+      'message:u1',
+      'reasoning:th1',
+      'reasoning:th2',
+      'message:m1',
+      'toolCall:t1',
+      'approval:a1',
+    ]);
+    const redacted = withReasoning[1]?.entity as { content?: string; redacted: boolean };
+    expect(redacted.redacted).toBe(true);
+    expect(redacted.content).toBeUndefined();
+    expect(JSON.stringify(withReasoning)).not.toContain('ENCRYPTED');
+    expect(withReasoning[2]?.entity).toMatchObject({ content: 'visible' });
+    expect(selectAgentTimeline(state, { runId: 'r1' }).map((item) => item.kind)).toEqual([
+      'message',
+      'message',
+      'toolCall',
+      'approval',
+    ]);
+    expect(selectAgentTimeline(state).length).toBe(5);
+    expect(selectAgentTimeline(state, { runId: 'r1', includeReasoning: true })).toBe(withReasoning);
+    expect(selectAgentTimeline(state, { runId: 'none' })).toEqual([]);
+  });
+
+  it('projects messages for chat components with stable entries', () => {
+    const messages = selectMessages(state);
+    expect(messages.map((info) => [info.id, info.status])).toEqual([
+      ['r1:u1', 'local'],
+      ['r1:m1', 'loading'],
+      ['r2:m1', 'error'],
+    ]);
+    expect(selectMessages(state, { runId: 'r2' }).map((info) => info.id)).toEqual(['r2:m1']);
+
+    const store = createAgentStore();
+    const events = runEvents('r1');
+    store.batch([
+      events.create('run.started', {}),
+      events.create('message.started', { messageId: 'a', role: 'assistant' }),
+      events.create('message.started', { messageId: 'b', role: 'assistant' }),
+    ]);
+    const before = selectMessages(store.getSnapshot());
+    store.dispatch(events.create('message.delta', { messageId: 'b', delta: 'x' }));
+    const after = selectMessages(store.getSnapshot());
+    expect(after[0]).toBe(before[0]);
+    expect(after[1]).toMatchObject({ status: 'updating', message: { content: 'x' } });
+    store.dispatch(events.create('run.cancelled', {}));
+    expect(selectMessages(store.getSnapshot()).map((info) => info.status)).toEqual(['abort', 'abort']);
+  });
+});
