@@ -16,7 +16,13 @@ import {
 import { AgentStateProjection } from './agentStateProjection';
 import { parseAgentState } from './agentStateSchema';
 import { applyStatePatch } from './applyStatePatch';
-import { createEntityRecord, ENTITY_EVENT_ROUTES, type EntityStartEvent, getEventEntityId } from './entityEvents';
+import {
+  createEntityRecord,
+  ENTITY_EVENT_ROUTES,
+  type EntityStartEvent,
+  getEventEntityId,
+  isFinalEntityStatus,
+} from './entityEvents';
 import type { EntitySpawn, runMachine } from './runMachine';
 import { sessionMachine } from './sessionMachine';
 
@@ -561,7 +567,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       const run = runs.get(entity.runId) as RunHandle;
       const handle = addEntityHandle(run, kind, entity.id, entity.key);
       run.ref ??= children[run.runId];
-      if (run.ref === undefined || isFinalStatus(kind, entity)) continue;
+      if (run.ref === undefined || isFinalEntityStatus(kind, entity)) continue;
       let spawns = spawnsByRun.get(run);
       if (spawns === undefined) {
         spawns = [];
@@ -698,21 +704,3 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
 function belongsTo(run: { sessionId: string }, sessionId: string): boolean {
   return run.sessionId === '' || run.sessionId === sessionId;
 }
-
-function isFinalStatus(kind: AgentEntityKind, entity: AgentEntityState): boolean {
-  const machine = ENTITY_FINAL_STATUSES[kind];
-  return (
-    machine.includes(entity.status) &&
-    !(kind === 'toolCall' && entity.status === 'failed' && entity.error?.retryable === true)
-  );
-}
-
-/** The statuses in which an entity's machine is final: such entities get no actor on restore. */
-const ENTITY_FINAL_STATUSES: Record<AgentEntityKind, readonly string[]> = {
-  message: ['completed', 'failed', 'cancelled'],
-  reasoning: ['completed', 'failed', 'cancelled'],
-  toolCall: ['completed', 'failed', 'cancelled'],
-  approval: ['resolved', 'cancelled'],
-  task: ['completed', 'failed', 'cancelled'],
-  artifact: ['completed', 'failed', 'cancelled'],
-};

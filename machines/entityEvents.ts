@@ -4,6 +4,7 @@ import type {
   AgentArtifactState,
   AgentEntityBase,
   AgentEntityKind,
+  AgentEntityState,
   AgentEntityStateMap,
   AgentMessageState,
   AgentTaskState,
@@ -143,3 +144,22 @@ export function createEntityRecord(event: EntityStartEvent, key: string): AgentE
     }
   }
 }
+
+/** Whether an entity's machine is final in this record's status: such entities get no actor on restore. */
+export function isFinalEntityStatus(kind: AgentEntityKind, entity: AgentEntityState): boolean {
+  const finalStatuses = ENTITY_FINAL_STATUSES[kind];
+  return (
+    finalStatuses.includes(entity.status) &&
+    !(kind === 'toolCall' && entity.status === 'failed' && entity.error?.retryable === true)
+  );
+}
+
+/** The statuses in which each entity machine is final (a test holds this to the machines). */
+const ENTITY_FINAL_STATUSES: Record<AgentEntityKind, readonly string[]> = {
+  message: ['completed', 'failed', 'cancelled'],
+  reasoning: ['completed', 'failed', 'cancelled'],
+  toolCall: ['completed', 'failed', 'cancelled'],
+  approval: ['resolved', 'cancelled'],
+  task: ['completed', 'failed', 'cancelled'],
+  artifact: ['completed', 'failed', 'cancelled'],
+};

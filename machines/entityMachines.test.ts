@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import type { AgentEntityKind, AgentEntityState } from './agentState';
+import { isFinalEntityStatus } from './entityEvents';
 import { entityMachines } from './runMachine';
 
 const statuses: Record<AgentEntityKind, string[]> = {
@@ -29,6 +30,7 @@ describe('entity machines restore from a record', () => {
       const snapshot = actor.getSnapshot() as { value: unknown; status: string };
       const value = typeof snapshot.value === 'string' ? snapshot.value : Object.keys(snapshot.value as object)[0];
       expect(value).toBe(status);
+      expect(isFinalEntityStatus(kind, entity)).toBe(snapshot.status === 'done');
       actor.stop();
     });
   }
@@ -46,5 +48,6 @@ describe('entity machines restore from a record', () => {
     };
     const actor = createActor(entityMachines.toolCall, { input: { entity: entity as never } }).start();
     expect(actor.getSnapshot().value).toEqual({ retryable: 'idle' });
+    expect(isFinalEntityStatus('toolCall', entity as never)).toBe(false);
   });
 });
