@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['protocol/**/*.test.ts', 'machines/**/*.test.ts', 'tests/**/*.test.ts'],
+    include: [
+      'protocol/**/*.test.ts',
+      'machines/**/*.test.ts',
+      'providers/**/*.test.ts',
+      'transports/**/*.test.ts',
+      'tests/**/*.test.ts',
+    ],
     testTimeout: 60_000,
   },
 });

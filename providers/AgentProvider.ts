@@ -1,0 +1,101 @@
+import type { AgentCommand, AgentCommandType } from '../protocol/commandSchemas';
+import { AGENT_EVENT_PROTOCOL } from '../protocol/constants';
+import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
+
+/** Built-in transport kinds; custom transports use a namespaced kind such as `company.websocket`. */
+export type AgentTransportKind = 'sse' | 'websocket' | 'async-iterable' | 'fixture' | `${string}.${string}`;
+
+/**
+ * Executes a request and yields chunks. A transport knows bytes and frames, never
+ * messages or tools.
+ */
+export interface AgentTransport<Request, Chunk> {
+  readonly kind: AgentTransportKind;
+  open(request: Request, signal: AbortSignal): AsyncIterable<Chunk>;
+  /** The position a chunk leaves the stream at, to resume from after a dropped connection. */
+  getCursor?(chunk: Chunk): string | undefined;
+  /** Reopens the stream after `cursor`: the chunks that follow it, and no earlier ones. */
+  resume?(request: Request, cursor: string, signal: AbortSignal): AsyncIterable<Chunk>;
+}
+
+export interface AgentProviderCapabilities {
+  /** Every event type the provider can emit; the runner refuses any other. */
+  eventTypes: readonly AgentEventType[];
+  /** The transport kinds the provider works over; its own transport must be one of them. */
+  transports: readonly AgentTransportKind[];
+  /** Commands `executeCommand` accepts. Missing means none. */
+  commands?: readonly AgentCommandType[];
+  /** Whether a run can continue from a cursor. Missing means no. */
+  resumable?: boolean;
+  extensions?: Readonly<Record<`${string}.${string}`, unknown>>;
+}
+
+/** What a provider gets to create the per-run context in which it maps chunks. */
+export interface AgentProviderContextOptions {
+  sessionId: string;
+  runId: string;
+  /** The sequence the run's events continue after (0 for a new run; the saved one on resume). */
+  initialSequence: number;
+  now: () => number;
+  signal: AbortSignal;
+}
+
+export interface AgentCommandOptions {
+  signal: AbortSignal;
+  /** The run's last sequence when the command was created; returned events come after it. */
+  initialSequence: number;
+  now?: () => number;
+}
+
+/**
+ * The adapter between one runtime's wire format and the event protocol.
+ *
+ * @example
+ * const provider: AgentProvider<{ prompt: string }, Request, Chunk, Context> = {
+ *   id: 'my-runtime',
+ *   protocol: { name: 'agent-event', version: '0.1' },
+ *   capabilities: { eventTypes: ['run.started', 'run.completed', ...], transports: ['sse'] },
+ *   transport: createSSETransport({ url: '/api/agent' }),
+ *   createContext: (options) => ({ events: createAgentEventFactory(options) }),
+ *   start: (input, context) => [context.events.create('run.started', { input })],
+ *   prepareRequest: (input) => ({ prompt: input.prompt }),
+ *   transformChunk: (chunk, context) => [...],
+ *   flush: (context) => [...],
+ *   transformError: (error, context) => [...],
+ * };
+ */
+export interface AgentProvider<Input, Request, Chunk, Context = unknown> {
+  /** For logs and metadata only; never used to decide capabilities. */
+  readonly id: string;
+  readonly protocol: { readonly name: 'agent-event'; readonly version: '0.1' };
+  readonly capabilities: AgentProviderCapabilities;
+  readonly transport: AgentTransport<Request, Chunk>;
+
+  createContext(options: AgentProviderContextOptions): Context;
+  /** The run's first events: `run.started`, the user's message. Skipped on resume. */
+  start(input: Input, context: Context): readonly AgentEvent[];
+  prepareRequest(input: Input, context: Context): Request;
+  transformChunk(chunk: Chunk, context: Context): readonly AgentEvent[];
+  /** After the stream ended: close what is open and end the run. */
+  flush(context: Context): readonly AgentEvent[];
+  /** After an error or an abort: fail or cancel what is open, then end the run. */
+  transformError(error: unknown, context: Context): readonly AgentEvent[];
+  /** Whether an error is worth retrying (reconnecting); missing means never. */
+  classifyError?(error: unknown, context: Context): { retryable: boolean };
+  executeCommand?(command: AgentCommand, options: AgentCommandOptions): AsyncIterable<AgentEvent>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a provider of any input, request, chunk and context
+export type AnyAgentProvider = AgentProvider<any, any, any, any>;
+
+/**
+ * Whether a value is an AgentProvider: decided by `protocol.name === 'agent-event'` only,
+ * never by class, id or method shape, so providers from another copy of the package work.
+ */
+export function isAgentProvider(value: unknown): value is AnyAgentProvider {
+  if (typeof value !== 'object' || value === null) return false;
+  const protocol = (value as { protocol?: unknown }).protocol;
+  return (
+    typeof protocol === 'object' && protocol !== null && (protocol as { name?: unknown }).name === AGENT_EVENT_PROTOCOL
+  );
+}

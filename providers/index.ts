@@ -1,0 +1,28 @@
+export type {
+  AgentCommandOptions,
+  AgentProvider,
+  AgentProviderCapabilities,
+  AgentProviderContextOptions,
+  AgentTransport,
+  AgentTransportKind,
+  AnyAgentProvider,
+} from './AgentProvider';
+export { isAgentProvider } from './AgentProvider';
+export type { AgentProviderErrorCode } from './AgentProviderError';
+export { AgentProviderError } from './AgentProviderError';
+export type { AgentRunClosing } from './AgentRunTracker';
+export { AgentRunTracker } from './AgentRunTracker';
+export type { AgentRunEmitter } from './createAgentRunEmitter';
+export { createAgentRunEmitter } from './createAgentRunEmitter';
+export type {
+  LocalAgentContext,
+  LocalAgentInput,
+  LocalAgentProviderOptions,
+  LocalAgentRuntime,
+} from './local/createLocalAgentProvider';
+export { createLocalAgentProvider } from './local/createLocalAgentProvider';
+export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep } from './local/localAgentChunks';
+export { LocalAgentRuntimeError, runLocalAgentScript } from './local/runLocalAgentScript';
+export type { AgentRunResult, RunAgentProviderOptions } from './runAgentProvider';
+export { runAgentProvider } from './runAgentProvider';
+export { toAgentErrorInfo } from './toAgentErrorInfo';

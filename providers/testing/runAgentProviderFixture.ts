@@ -1,0 +1,113 @@
+import type { AgentState } from '../../machines/agentState';
+import { createAgentStore } from '../../machines/createAgentStore';
+import type { AgentEvent } from '../../protocol/eventSchemas';
+import { AgentTransportError } from '../../transports/AgentTransportError';
+import type { AgentProvider, AgentTransport } from '../AgentProvider';
+import { type AgentRunResult, runAgentProvider } from '../runAgentProvider';
+import { type AgentProviderValidationIssue, validateAgentProviderEvents } from './validateAgentProviderEvents';
+
+export interface AgentProviderFixtureRun {
+  result: AgentRunResult;
+  events: AgentEvent[];
+  state: AgentState;
+  validation: AgentProviderValidationIssue[];
+  /** Entities still open at the end (tool calls the run listed as pending do not count). */
+  activeEntities: string[];
+}
+
+const ACTIVE_STATUSES = new Set(['streaming', 'streaming_arguments', 'running', 'waiting', 'open']);
+
+/** The keys of entities that a finished run should not have left open. */
+export function findActiveEntities(state: AgentState): string[] {
+  const active: string[] = [];
+  for (const container of ['messages', 'reasoning', 'toolCalls', 'approvals', 'tasks', 'artifacts'] as const) {
+    for (const [key, entity] of Object.entries(
+      state[container] as Record<string, { status: string; runId: string; id: string }>,
+    )) {
+      const pending = state.runs[entity.runId]?.pendingToolCallIds ?? [];
+      const awaiting = entity.status === 'awaiting_execution' && !pending.includes(entity.id);
+      if (ACTIVE_STATUSES.has(entity.status) || awaiting) active.push(key);
+    }
+  }
+  return active;
+}
+
+/** A provider identical to `provider` but for its transport. */
+export function withTransport<Input, Request, Chunk, Context>(
+  provider: AgentProvider<Input, Request, Chunk, Context>,
+  transport: AgentTransport<Request, Chunk>,
+): AgentProvider<Input, Request, Chunk, Context> {
+  return Object.create(provider, { transport: { value: transport, enumerable: true } });
+}
+
+/** Wraps a transport so that something happens right after its first chunk (an abort, a failure). */
+export function afterFirstChunk<Request, Chunk>(
+  transport: AgentTransport<Request, Chunk>,
+  then: () => void,
+): AgentTransport<Request, Chunk> {
+  return {
+    kind: transport.kind,
+    async *open(request, signal) {
+      let first = true;
+      for await (const chunk of transport.open(request, signal)) {
+        yield chunk;
+        if (first) {
+          first = false;
+          then();
+        }
+      }
+    },
+  };
+}
+
+/** Wraps a transport so that it breaks, as a dropped connection would, after its first chunk. */
+export function failingAfterFirstChunk<Request, Chunk>(
+  transport: AgentTransport<Request, Chunk>,
+): AgentTransport<Request, Chunk> {
+  return {
+    kind: transport.kind,
+    async *open(request, signal) {
+      for await (const chunk of transport.open(request, signal)) {
+        yield chunk;
+        throw new AgentTransportError('network_error', 'The connection dropped (contract test)');
+      }
+    },
+  };
+}
+
+/**
+ * Runs one input through a provider into a fresh store and reports what happened: the
+ * run's outcome, its events, the final AgentState, the validator's issues, and entities
+ * left open.
+ */
+export async function runAgentProviderFixture<Input, Request, Chunk, Context>(
+  provider: AgentProvider<Input, Request, Chunk, Context>,
+  input: Input,
+  options: { signal?: AbortSignal; sessionId?: string; runId?: string } = {},
+): Promise<AgentProviderFixtureRun> {
+  const store = createAgentStore();
+  const events: AgentEvent[] = [];
+  try {
+    const result = await runAgentProvider({
+      provider,
+      input,
+      sessionId: options.sessionId ?? 'contract-session',
+      runId: options.runId ?? 'contract-run',
+      ...(options.signal ? { signal: options.signal } : {}),
+      onEvent: (event) => {
+        events.push(event);
+        store.dispatch(event);
+      },
+    });
+    const state = store.getSnapshot();
+    return {
+      result,
+      events,
+      state,
+      validation: validateAgentProviderEvents(provider.capabilities, events),
+      activeEntities: findActiveEntities(state),
+    };
+  } finally {
+    store.destroy();
+  }
+}

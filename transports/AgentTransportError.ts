@@ -1,0 +1,54 @@
+import { AgentError } from '../protocol/errors';
+
+export type AgentTransportErrorCode =
+  | 'http_error'
+  | 'invalid_content_type'
+  | 'network_error'
+  | 'aborted'
+  | 'frame_too_large'
+  | 'invalid_frame'
+  | 'abnormal_close'
+  | 'missing_websocket';
+
+export interface AgentTransportErrorDetails {
+  /** The HTTP status, for `http_error`. */
+  status?: number;
+  /** The start of the response body (at most 2 KB), for `http_error`. */
+  bodyExcerpt?: string;
+  contentType?: string;
+  /** The WebSocket close code and reason, for `abnormal_close`. */
+  closeCode?: number;
+  closeReason?: string;
+  cause?: unknown;
+}
+
+/** A transport could not deliver the stream; `code` says how, the details say with what. */
+export class AgentTransportError extends AgentError {
+  override readonly code: AgentTransportErrorCode;
+  readonly status: number | undefined;
+  readonly bodyExcerpt: string | undefined;
+  readonly contentType: string | undefined;
+  readonly closeCode: number | undefined;
+  readonly closeReason: string | undefined;
+
+  constructor(code: AgentTransportErrorCode, message: string, details: AgentTransportErrorDetails = {}) {
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'AgentTransportError';
+    this.code = code;
+    this.status = details.status;
+    this.bodyExcerpt = details.bodyExcerpt;
+    this.contentType = details.contentType;
+    this.closeCode = details.closeCode;
+    this.closeReason = details.closeReason;
+  }
+
+  static override isInstance(value: unknown): value is AgentTransportError {
+    return AgentError.isInstance(value) && value.name === 'AgentTransportError';
+  }
+}
+
+/** Whether an error is the end of an aborted operation, from fetch, a transport or a signal. */
+export function isAbortError(error: unknown): boolean {
+  if (AgentTransportError.isInstance(error)) return error.code === 'aborted';
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+}

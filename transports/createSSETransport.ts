@@ -1,0 +1,176 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { AgentTransport } from '../providers/AgentProvider';
+import { AgentTransportError } from './AgentTransportError';
+
+/** One server-sent event: its `data`, and the `event` and `id` fields when the server sent them. */
+export interface SSEChunk {
+  event?: string;
+  data: string;
+  id?: string;
+}
+
+export interface SSETransportOptions<Request> {
+  url: string | URL;
+  /** Default `POST`; `GET` sends no body. */
+  method?: 'POST' | 'GET' | 'PUT';
+  /** Extra headers, or a function that makes them per request (a fresh auth token, say). */
+  headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+  /** Makes the request body; by default `JSON.stringify(request)`. */
+  body?: (request: Request) => BodyInit;
+  /** Default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  /** Largest frame the parser buffers, in characters. Default 10 MiB. */
+  maxFrameSize?: number;
+}
+
+const BODY_EXCERPT_LIMIT = 2048;
+
+async function readExcerpt(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (text.length < BODY_EXCERPT_LIMIT) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // The excerpt is best effort: the status is the error.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return text.slice(0, BODY_EXCERPT_LIMIT);
+}
+
+/**
+ * Server-sent events over fetch. It yields one chunk per event, framed by
+ * `eventsource-parser` (LF, CRLF and CR line ends, multi-line data, comments, `event`,
+ * `id` and `retry` fields). `getCursor` returns an event's `id`; `resume` reconnects
+ * with `Last-Event-ID`.
+ *
+ * @example
+ * const transport = createSSETransport({
+ *   url: 'https://agent.example.com/run',
+ *   headers: async () => ({ Authorization: `Bearer ${await getToken()}` }),
+ * });
+ */
+export function createSSETransport<Request = unknown>(
+  options: SSETransportOptions<Request>,
+): AgentTransport<Request, SSEChunk> {
+  const maxFrameSize = options.maxFrameSize ?? 10 * 1024 * 1024;
+
+  async function* stream(request: Request, signal: AbortSignal, lastEventId?: string): AsyncGenerator<SSEChunk> {
+    // Bound to globalThis: a bare `fetch` reference called as a method throws "Illegal invocation" in browsers.
+    const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    const method = options.method ?? 'POST';
+    const headers = new Headers(typeof options.headers === 'function' ? await options.headers() : options.headers);
+    headers.set('accept', 'text/event-stream');
+    if (lastEventId !== undefined) headers.set('last-event-id', lastEventId);
+    let body: BodyInit | undefined;
+    if (method !== 'GET') {
+      body = options.body ? options.body(request) : JSON.stringify(request);
+      if (!options.body && !headers.has('content-type')) headers.set('content-type', 'application/json');
+    }
+
+    let response: Response;
+    try {
+      response = await fetchImpl(options.url, { method, headers, body, signal });
+    } catch (error) {
+      throw signal.aborted
+        ? new AgentTransportError('aborted', 'The request was aborted', { cause: signal.reason })
+        : new AgentTransportError(
+            'network_error',
+            `Request to ${String(options.url)} failed: ${(error as Error).message}`,
+            { cause: error },
+          );
+    }
+    if (response.status >= 400) {
+      const bodyExcerpt = await readExcerpt(response);
+      throw new AgentTransportError('http_error', `${String(options.url)} answered ${response.status}`, {
+        status: response.status,
+        bodyExcerpt,
+      });
+    }
+    const contentType = response.headers.get('content-type') ?? '';
+    if (!contentType.toLowerCase().startsWith('text/event-stream')) {
+      response.body?.cancel().catch(() => {});
+      throw new AgentTransportError(
+        'invalid_content_type',
+        `${String(options.url)} answered with content type "${contentType}", not text/event-stream`,
+        { status: response.status, contentType },
+      );
+    }
+    if (!response.body) return;
+
+    const ready: SSEChunk[] = [];
+    let parseError: Error | undefined;
+    const parser = createParser({
+      maxBufferSize: maxFrameSize,
+      onEvent(message: EventSourceMessage) {
+        const chunk: SSEChunk = { data: message.data };
+        if (message.event !== undefined) chunk.event = message.event;
+        if (message.id !== undefined) chunk.id = message.id;
+        ready.push(chunk);
+      },
+      onError(error) {
+        if (error.type === 'max-buffer-size-exceeded') parseError ??= error;
+      },
+    });
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let lastText = '';
+    try {
+      while (true) {
+        let result: ReadableStreamReadResult<Uint8Array>;
+        try {
+          result = await reader.read();
+        } catch (error) {
+          throw signal.aborted
+            ? new AgentTransportError('aborted', 'The stream was aborted', { cause: signal.reason })
+            : new AgentTransportError(
+                'network_error',
+                `The stream from ${String(options.url)} broke: ${(error as Error).message}`,
+                {
+                  cause: error,
+                },
+              );
+        }
+        if (result.done) {
+          const rest = decoder.decode();
+          if (rest !== '') parser.feed(rest);
+          // A CR at the very end may be the first half of a CRLF, so the parser waits for
+          // more; at the end of the stream it can only be a line end.
+          if ((rest || lastText).endsWith('\r')) parser.feed('\n');
+          break;
+        }
+        const text = decoder.decode(result.value, { stream: true });
+        if (text !== '') lastText = text;
+        parser.feed(text);
+        if (parseError) {
+          throw new AgentTransportError(
+            'frame_too_large',
+            `A server-sent event frame exceeded ${maxFrameSize} characters`,
+            {
+              cause: parseError,
+            },
+          );
+        }
+        // Index loop, not shift(): a read may hold thousands of frames.
+        for (let index = 0; index < ready.length; index += 1) yield ready[index] as SSEChunk;
+        ready.length = 0;
+      }
+      for (const chunk of ready) yield chunk;
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+  }
+
+  return {
+    kind: 'sse',
+    open: (request, signal) => stream(request, signal),
+    getCursor: (chunk) => chunk.id,
+    resume: (request, cursor, signal) => stream(request, signal, cursor),
+  };
+}

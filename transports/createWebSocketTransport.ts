@@ -1,0 +1,145 @@
+import type { AgentTransport } from '../providers/AgentProvider';
+import { AgentTransportError } from './AgentTransportError';
+
+/** The part of the WebSocket API the transport uses: the browser's, Node 22's, or `ws`. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: 'open' | 'message' | 'close' | 'error', listener: (event: never) => void): void;
+}
+
+export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
+
+export interface WebSocketTransportOptions<Request> {
+  url: string | URL;
+  protocols?: string | string[];
+  /** Default `globalThis.WebSocket`; pass `ws`'s `WebSocket` on Node 20. */
+  WebSocket?: WebSocketConstructor;
+  /** The first message sent once the socket is open; by default `JSON.stringify(request)`. */
+  serialize?: (request: Request) => string;
+}
+
+const NORMAL_CLOSURE = 1000;
+
+type Item = { frame: unknown } | { error: AgentTransportError } | { end: true };
+
+function textOf(data: unknown): string {
+  if (typeof data === 'string') return data;
+  if (data instanceof ArrayBuffer) return new TextDecoder().decode(data);
+  if (ArrayBuffer.isView(data)) return new TextDecoder().decode(data);
+  if (Array.isArray(data)) return data.map(textOf).join('');
+  return String(data);
+}
+
+/**
+ * A WebSocket stream: the request goes out as the first message, and every message that
+ * comes back is parsed as JSON and yielded. A close other than 1000 and a frame that is
+ * not JSON are typed errors; an abort closes the socket.
+ *
+ * @example
+ * import { WebSocket } from 'ws'; // Node 20; browsers and Node 22 have a global WebSocket
+ * const transport = createWebSocketTransport({ url: 'wss://agent.example.com/run', WebSocket });
+ */
+export function createWebSocketTransport<Request = unknown, Frame = unknown>(
+  options: WebSocketTransportOptions<Request>,
+): AgentTransport<Request, Frame> {
+  async function* open(request: Request, signal: AbortSignal): AsyncGenerator<Frame> {
+    const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (!Socket) {
+      throw new AgentTransportError(
+        'missing_websocket',
+        'No WebSocket implementation: pass one as `WebSocket` (the `ws` package on Node 20)',
+      );
+    }
+    if (signal.aborted)
+      throw new AgentTransportError('aborted', 'The connection was aborted', { cause: signal.reason });
+    const url = String(options.url);
+    const socket = new Socket(url, options.protocols);
+    const queue: Item[] = [];
+    let head = 0;
+    let wake: (() => void) | undefined;
+    let finished = false;
+    const push = (item: Item) => {
+      if (finished) return;
+      if ('error' in item || 'end' in item) finished = true;
+      queue.push(item);
+      wake?.();
+    };
+    const onAbort = () => {
+      push({ error: new AgentTransportError('aborted', 'The connection was aborted', { cause: signal.reason }) });
+      socket.close(NORMAL_CLOSURE, 'aborted');
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    socket.addEventListener('open', () => {
+      socket.send(options.serialize ? options.serialize(request) : JSON.stringify(request));
+    });
+    socket.addEventListener('message', (event: { data: unknown }) => {
+      const text = textOf(event.data);
+      try {
+        push({ frame: JSON.parse(text) });
+      } catch (error) {
+        push({
+          error: new AgentTransportError(
+            'invalid_frame',
+            `A WebSocket frame from ${url} is not JSON: ${text.slice(0, 200)}`,
+            { cause: error },
+          ),
+        });
+        socket.close(NORMAL_CLOSURE, 'invalid frame');
+      }
+    });
+    socket.addEventListener('error', (event: { message?: string; error?: unknown }) => {
+      push({
+        error: new AgentTransportError(
+          'network_error',
+          `WebSocket ${url} failed${event.message ? `: ${event.message}` : ''}`,
+          {
+            cause: event.error ?? event,
+          },
+        ),
+      });
+    });
+    socket.addEventListener('close', (event: { code: number; reason: string }) => {
+      if (event.code === NORMAL_CLOSURE) push({ end: true });
+      else {
+        push({
+          error: new AgentTransportError(
+            'abnormal_close',
+            `WebSocket ${url} closed with code ${event.code}${event.reason ? ` (${event.reason})` : ''}`,
+            {
+              closeCode: event.code,
+              closeReason: event.reason,
+            },
+          ),
+        });
+      }
+    });
+
+    try {
+      while (true) {
+        if (head === queue.length) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+          continue;
+        }
+        const item = queue[head] as Item;
+        head += 1;
+        if (head > 1024 && head * 2 > queue.length) {
+          queue.splice(0, head);
+          head = 0;
+        }
+        if ('frame' in item) yield item.frame as Frame;
+        else if ('error' in item) throw item.error;
+        else return;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (socket.readyState <= 1) socket.close(NORMAL_CLOSURE, 'done');
+    }
+  }
+
+  return { kind: 'websocket', open };
+}
