@@ -130,7 +130,9 @@ describe('createSSETransport against a real HTTP server', () => {
   });
 
   it('tells a refused connection from an abort', async () => {
-    server = await startHttpServer((_request, response) => response.end());
+    server = await startHttpServer((_request, response) => {
+      response.end();
+    });
     const url = server.url;
     await server.close();
     server = undefined;
