@@ -12,7 +12,7 @@ const START_EVENTS: Readonly<Record<string, [OpenKind, string]>> = {
   'artifact.created': ['artifact', 'artifactId'],
 };
 
-const END_EVENTS: Readonly<Record<string, [OpenKind, string]>> = {};
+const END_EVENTS: Record<string, [OpenKind, string]> = {};
 for (const [kind, field, ends] of [
   ['message', 'messageId', ['completed', 'failed', 'cancelled']],
   ['reasoning', 'reasoningId', ['completed', 'failed', 'cancelled']],

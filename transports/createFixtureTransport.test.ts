@@ -16,7 +16,8 @@ describe('fixture transport', () => {
     const transport = createFixtureTransport(jsonl);
     const start = performance.now();
     const seen: Array<[unknown, number]> = [];
-    for await (const chunk of transport.open(undefined, new AbortController().signal)) seen.push([chunk, performance.now() - start]);
+    for await (const chunk of transport.open(undefined, new AbortController().signal))
+      seen.push([chunk, performance.now() - start]);
     expect(seen.map(([chunk]) => chunk)).toEqual([{ n: 1 }, { n: 2 }, 'three']);
     expect(seen[2]?.[1]).toBeGreaterThanOrEqual(55);
     expect(transport.kind).toBe('fixture');
@@ -24,7 +25,11 @@ describe('fixture transport', () => {
 
   it('plays as fast as possible at speed 0, under the kind it stands in for', async () => {
     const transport = createFixtureTransport(jsonl, { speed: 0, kind: 'sse' });
-    expect(await collect(transport.open(undefined, new AbortController().signal))).toEqual([{ n: 1 }, { n: 2 }, 'three']);
+    expect(await collect(transport.open(undefined, new AbortController().signal))).toEqual([
+      { n: 1 },
+      { n: 2 },
+      'three',
+    ]);
     expect(transport.kind).toBe('sse');
   });
 
@@ -58,10 +63,18 @@ describe('fixture transport', () => {
       }
     });
     const recorder = recordTransport(source, { now: () => clock });
-    expect(await collect(recorder.open({ count: 3 }, new AbortController().signal))).toEqual([{ index: 0 }, { index: 1 }, { index: 2 }]);
+    expect(await collect(recorder.open({ count: 3 }, new AbortController().signal))).toEqual([
+      { index: 0 },
+      { index: 1 },
+      { index: 2 },
+    ]);
     expect(recorder.kind).toBe('async-iterable');
-    expect(recorder.toJSONL()).toBe('{"at":10,"chunk":{"index":0}}\n{"at":20,"chunk":{"index":1}}\n{"at":30,"chunk":{"index":2}}\n');
-    const replayed = await collect(createFixtureTransport(recorder.toJSONL(), { speed: 0 }).open(undefined, new AbortController().signal));
+    expect(recorder.toJSONL()).toBe(
+      '{"at":10,"chunk":{"index":0}}\n{"at":20,"chunk":{"index":1}}\n{"at":30,"chunk":{"index":2}}\n',
+    );
+    const replayed = await collect(
+      createFixtureTransport(recorder.toJSONL(), { speed: 0 }).open(undefined, new AbortController().signal),
+    );
     expect(replayed).toEqual([{ index: 0 }, { index: 1 }, { index: 2 }]);
   });
 });
