@@ -10,6 +10,13 @@ export type AgentProviderErrorCode =
  * A provider broke the contract: an unsupported protocol, an undeclared transport, or an
  * event that is malformed, undeclared, out of order or of another session or run.
  * `event` is the offending event, `reason` what was wrong with it.
+ *
+ * @example
+ * try {
+ *   await runAgentProvider({ provider, input, sessionId, onEvent: store.dispatch });
+ * } catch (error) {
+ *   if (AgentProviderError.isInstance(error)) console.error(error.reason, error.event);
+ * }
  */
 export class AgentProviderError extends AgentError {
   override readonly code: AgentProviderErrorCode;

@@ -31,6 +31,11 @@ export type AgentRunClosing = { type: 'cancelled'; reason: string } | { type: 'f
  * Follows one run's events: which entities are open, which tool calls have complete
  * arguments, whether the run has ended. Providers use it to close what is open on flush,
  * error or abort; the runner uses it to make sure every run ends.
+ *
+ * @example
+ * const tracker = new AgentRunTracker();
+ * for (const event of events) tracker.observe(event);
+ * if (!tracker.hasEnded) events.push(...tracker.close(factory, { type: 'cancelled', reason: 'aborted' }));
  */
 export class AgentRunTracker {
   private readonly open = new Map<string, { kind: OpenKind; id: string }>();

@@ -22,7 +22,12 @@ export interface AgentTransportErrorDetails {
   cause?: unknown;
 }
 
-/** A transport could not deliver the stream; `code` says how, the details say with what. */
+/**
+ * A transport could not deliver the stream; `code` says how, the details say with what.
+ *
+ * @example
+ * if (AgentTransportError.isInstance(error) && error.code === 'http_error' && error.status === 401) signIn();
+ */
 export class AgentTransportError extends AgentError {
   override readonly code: AgentTransportErrorCode;
   readonly status: number | undefined;

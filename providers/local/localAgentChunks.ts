@@ -48,6 +48,19 @@ export type LocalAgentStep =
   | { type: 'stall' }
   | { type: 'wait'; ms: number };
 
+/**
+ * A scripted agent run for the local provider.
+ *
+ * @example
+ * const script: LocalAgentScript = {
+ *   steps: [
+ *     { type: 'reasoning', deltas: ['Need the weather.'] },
+ *     { type: 'tool', name: 'weather', argumentDeltas: ['{"city":"Paris"}'], result: { celsius: 14 } },
+ *     { type: 'text', deltas: ['It is ', '14 °C.'] },
+ *   ],
+ *   delayMs: 30,
+ * };
+ */
 export interface LocalAgentScript {
   steps: LocalAgentStep[];
   /** Milliseconds between chunks; default 0. */

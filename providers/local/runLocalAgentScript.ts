@@ -91,6 +91,10 @@ function* chunksOf(step: LocalAgentStep, index: number, pending: string[]): Gene
  * Plays a script as a runtime would: chunk by chunk, with the script's delay, honouring
  * the abort signal. Tool steps without a result are left to the application and end the
  * run with them pending.
+ *
+ * @example
+ * for await (const chunk of runLocalAgentScript({ steps: [{ type: 'text', deltas: ['Hi'] }] }, signal)) console.log(chunk.type);
+ * // text.start, text.delta, text.end, done
  */
 export async function* runLocalAgentScript(
   script: LocalAgentScript,

@@ -79,6 +79,11 @@ export function failingAfterFirstChunk<Request, Chunk>(
  * Runs one input through a provider into a fresh store and reports what happened: the
  * run's outcome, its events, the final AgentState, the validator's issues, and entities
  * left open.
+ *
+ * @example
+ * const run = await runAgentProviderFixture(provider, { prompt: 'hi' });
+ * expect(run.validation).toEqual([]);
+ * expect(run.state.runs['contract-run'].status).toBe('completed');
  */
 export async function runAgentProviderFixture<Input, Request, Chunk, Context>(
   provider: AgentProvider<Input, Request, Chunk, Context>,
