@@ -51,6 +51,7 @@ export function validateAgentProviderEvents(
   const declared = new Set<string>(capabilities.eventTypes);
   const seen = new Set<string>();
   const valid: AgentEvent[] = [];
+  const positions = new Map<AgentEvent, number>();
   let owner: { sessionId: string; runId: string } | undefined;
   let lastSequence = Number.NEGATIVE_INFINITY;
   let starts = 0;
@@ -68,33 +69,6 @@ export function validateAgentProviderEvents(
       continue;
     }
     const event = value as AgentEvent;
-    valid.push(event);
-    if (!declared.has(event.type)) {
-      issues.push({
-        code: 'undeclared_event_type',
-        message: `Event ${index} is ${event.type}, which the capabilities do not declare`,
-        index,
-        event,
-      });
-    }
-    if (seen.has(event.eventId)) {
-      issues.push({
-        code: 'duplicate_event_id',
-        message: `Event ${index} repeats event id "${event.eventId}"`,
-        index,
-        event,
-      });
-    }
-    seen.add(event.eventId);
-    if (event.sequence <= lastSequence) {
-      issues.push({
-        code: 'invalid_sequence',
-        message: `Event ${index} has sequence ${event.sequence} after ${lastSequence}`,
-        index,
-        event,
-      });
-    }
-    lastSequence = Math.max(lastSequence, event.sequence);
     owner ??= { sessionId: event.sessionId, runId: event.runId };
     if (event.sessionId !== owner.sessionId || event.runId !== owner.runId) {
       issues.push({
@@ -103,7 +77,21 @@ export function validateAgentProviderEvents(
         index,
         event,
       });
+      continue;
     }
+    valid.push(event);
+    positions.set(event, index);
+    if (!declared.has(event.type)) {
+      issues.push({ code: 'undeclared_event_type', message: `Event ${index} is ${event.type}, which the capabilities do not declare`, index, event });
+    }
+    if (seen.has(event.eventId)) {
+      issues.push({ code: 'duplicate_event_id', message: `Event ${index} repeats event id "${event.eventId}"`, index, event });
+    }
+    seen.add(event.eventId);
+    if (event.sequence <= lastSequence) {
+      issues.push({ code: 'invalid_sequence', message: `Event ${index} has sequence ${event.sequence} after ${lastSequence}`, index, event });
+    }
+    lastSequence = Math.max(lastSequence, event.sequence);
     if (event.type === 'run.started') starts += 1;
     if (TERMINALS.has(event.type)) {
       terminals += 1;
@@ -126,7 +114,8 @@ export function validateAgentProviderEvents(
   for (const issue of store.getSnapshot().issues) {
     if (alreadyReported(issue.code, issue.event, starts)) continue;
     const code = issue.code === 'active_entities_at_terminal' ? 'active_entities_at_terminal' : 'invalid_lifecycle';
-    issues.push({ code, message: issue.message, index: valid.indexOf(issue.event as AgentEvent), event: issue.event });
+    const index = positions.get(issue.event as AgentEvent);
+    issues.push(index === undefined ? { code, message: issue.message, event: issue.event } : { code, message: issue.message, index, event: issue.event });
   }
   store.destroy();
   return issues;
