@@ -115,6 +115,8 @@ export interface AgentRunState {
   reason?: string;
   /** Tool calls the run ended with, left to the application to execute. */
   pendingToolCallIds?: string[];
+  /** Approvals the run ended waiting on (an interrupt); they stay `waiting`. */
+  pendingApprovalIds?: string[];
   startedAt: number;
   updatedAt: number;
   endedAt?: number;

@@ -46,6 +46,7 @@ export const agentStateSchema = z.object({
       error: z.optional(agentErrorInfoSchema),
       reason: text,
       pendingToolCallIds: z.optional(z.array(id)),
+      pendingApprovalIds: z.optional(z.array(id)),
       startedAt: time,
       updatedAt: time,
       endedAt: z.optional(time),

@@ -78,7 +78,7 @@ export const approvalMachine = setup({
       ],
     },
     waiting: {
-      tags: ['active'],
+      tags: ['active', 'settleable'],
       initial: 'idle',
       states: {
         idle: {

@@ -303,20 +303,25 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   function endRun(run: RunHandle, event: AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>): Outcome {
     const runRef = run.ref as RunRef;
     for (const handle of run.live) flushEntity(handle);
-    const pendingIds = new Set(event.type === 'run.completed' ? (event.payload.pendingToolCallIds ?? []) : []);
+    // Entities the run may end with, left to the application: tool calls to execute, approvals to answer.
+    const pending: Partial<Record<AgentEntityKind, ReadonlySet<string>>> =
+      event.type === 'run.completed'
+        ? { toolCall: new Set(event.payload.pendingToolCallIds), approval: new Set(event.payload.pendingApprovalIds) }
+        : {};
     const problems: AgentProtocolIssue[] = [];
-    for (const toolCallId of pendingIds) {
-      const tool = run.entities.toolCall.get(toolCallId);
-      const snapshot = tool?.ref?.getSnapshot();
-      if (snapshot === undefined || !(snapshot.hasTag('settleable') || snapshot.hasTag('acceptsDelta'))) {
-        const state = tool === undefined ? undefined : projection.getEntity('toolCall', tool.key)?.status;
+    for (const kind of ['toolCall', 'approval'] as const) {
+      for (const entityId of pending[kind] ?? []) {
+        const handle = run.entities[kind].get(entityId);
+        const snapshot = handle?.ref?.getSnapshot();
+        if (snapshot?.hasTag('settleable') || snapshot?.hasTag('acceptsDelta')) continue;
+        const state = handle === undefined ? undefined : projection.getEntity(kind, handle.key)?.status;
         problems.push(
-          tool === undefined
-            ? issue('missing_entity', `Run "${run.runId}" lists unknown tool call "${toolCallId}" as pending`, event, {
-                entityId: toolCallId,
+          handle === undefined
+            ? issue('missing_entity', `Run "${run.runId}" lists unknown ${kind} "${entityId}" as pending`, event, {
+                entityId,
               })
-            : issue('invalid_transition', `Tool call "${toolCallId}" is ${state}, not awaiting execution`, event, {
-                entityId: toolCallId,
+            : issue('invalid_transition', `${kind} "${entityId}" is ${state} and cannot be left pending`, event, {
+                entityId,
                 state,
               }),
         );
@@ -327,7 +332,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     for (const handle of run.live) {
       const snapshot = (handle.ref as AnyActorRef).getSnapshot();
       if (!snapshot.hasTag('active')) continue;
-      if (handle.kind === 'toolCall' && pendingIds.has(handle.id)) {
+      if (pending[handle.kind]?.has(handle.id)) {
         settle.push(handle);
         continue;
       }

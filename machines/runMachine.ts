@@ -75,13 +75,16 @@ export const runMachine = setup({
     complete: assign({
       run: ({ context, event }) => {
         assertEvent(event, 'run.completed');
-        const { output, usage, pendingToolCallIds } = event.payload;
+        const { output, usage, pendingToolCallIds, pendingApprovalIds } = event.payload;
         const run: AgentRunState = { ...context.run, status: 'completed', updatedAt: event.timestamp };
         run.endedAt = event.timestamp;
         if (output !== undefined) run.output = output;
         if (usage !== undefined) run.usage = usage;
         if (pendingToolCallIds !== undefined && pendingToolCallIds.length > 0) {
           run.pendingToolCallIds = pendingToolCallIds;
+        }
+        if (pendingApprovalIds !== undefined && pendingApprovalIds.length > 0) {
+          run.pendingApprovalIds = pendingApprovalIds;
         }
         return run;
       },

@@ -53,6 +53,8 @@ export const agentEventPayloadSchemas = {
     output: z.optional(z.unknown()),
     usage: z.optional(agentUsageSchema),
     pendingToolCallIds: z.optional(z.array(id)),
+    /** Approvals the run ended waiting on (an interrupt): answered in a later run. */
+    pendingApprovalIds: z.optional(z.array(id)),
   }),
   'run.failed': z.object(failure),
   'run.cancelled': z.object(cancellation),

@@ -17,16 +17,20 @@ export interface AgentProviderFixtureRun {
 
 const ACTIVE_STATUSES = new Set(['streaming', 'streaming_arguments', 'running', 'waiting', 'open']);
 
-/** The keys of entities that a finished run should not have left open. */
+/** The keys of entities that a finished run should not have left open (what it listed as pending is fine). */
 export function findActiveEntities(state: AgentState): string[] {
   const active: string[] = [];
   for (const container of ['messages', 'reasoning', 'toolCalls', 'approvals', 'tasks', 'artifacts'] as const) {
     for (const [key, entity] of Object.entries(
       state[container] as Record<string, { status: string; runId: string; id: string }>,
     )) {
-      const pending = state.runs[entity.runId]?.pendingToolCallIds ?? [];
-      const awaiting = entity.status === 'awaiting_execution' && !pending.includes(entity.id);
-      if (ACTIVE_STATUSES.has(entity.status) || awaiting) active.push(key);
+      const run = state.runs[entity.runId];
+      const pending =
+        (container === 'toolCalls' &&
+          entity.status === 'awaiting_execution' &&
+          run?.pendingToolCallIds?.includes(entity.id)) ||
+        (container === 'approvals' && entity.status === 'waiting' && run?.pendingApprovalIds?.includes(entity.id));
+      if (!pending && (ACTIVE_STATUSES.has(entity.status) || entity.status === 'awaiting_execution')) active.push(key);
     }
   }
   return active;

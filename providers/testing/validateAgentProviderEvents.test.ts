@@ -24,16 +24,19 @@ describe('validateAgentProviderEvents', () => {
     const events = runEvents('r1');
     const started = events.create('run.started', {});
     const message = events.create('message.started', { messageId: 'm', role: 'assistant' });
-    const issues = validateAgentProviderEvents({ eventTypes: ['run.started', 'message.started', 'run.completed'], transports: ['sse'] }, [
-      started,
-      message,
-      { ...message, payload: { messageId: 'm' } },
-      message,
-      { ...events.create('message.delta', { messageId: 'm', delta: 'x' }), sequence: 1 },
-      runEvents('r2', 's1', 10).create('message.delta', { messageId: 'm', delta: 'y' }),
-      events.create('run.completed', {}),
-      events.create('run.completed', {}),
-    ]);
+    const issues = validateAgentProviderEvents(
+      { eventTypes: ['run.started', 'message.started', 'run.completed'], transports: ['sse'] },
+      [
+        started,
+        message,
+        { ...message, payload: { messageId: 'm' } },
+        message,
+        { ...events.create('message.delta', { messageId: 'm', delta: 'x' }), sequence: 1 },
+        runEvents('r2', 's1', 10).create('message.delta', { messageId: 'm', delta: 'y' }),
+        events.create('run.completed', {}),
+        events.create('run.completed', {}),
+      ],
+    );
     expect(issues.map((issue) => [issue.code, issue.index])).toEqual([
       ['invalid_event', 2],
       ['duplicate_event_id', 3],
@@ -49,10 +52,9 @@ describe('validateAgentProviderEvents', () => {
 
   it('reports a run without start or terminal, and lifecycle errors from the machines', () => {
     const events = runEvents('r1');
-    expect(codes(validateAgentProviderEvents(all, [events.create('message.delta', { messageId: 'm', delta: 'x' })]))).toEqual([
-      'missing_run_start',
-      'missing_run_terminal',
-    ]);
+    expect(
+      codes(validateAgentProviderEvents(all, [events.create('message.delta', { messageId: 'm', delta: 'x' })])),
+    ).toEqual(['missing_run_start', 'missing_run_terminal']);
     const lifecycle = runEvents('r1');
     const issues = validateAgentProviderEvents(all, [
       lifecycle.create('run.started', {}),

@@ -82,14 +82,29 @@ export function validateAgentProviderEvents(
     valid.push(event);
     positions.set(event, index);
     if (!declared.has(event.type)) {
-      issues.push({ code: 'undeclared_event_type', message: `Event ${index} is ${event.type}, which the capabilities do not declare`, index, event });
+      issues.push({
+        code: 'undeclared_event_type',
+        message: `Event ${index} is ${event.type}, which the capabilities do not declare`,
+        index,
+        event,
+      });
     }
     if (seen.has(event.eventId)) {
-      issues.push({ code: 'duplicate_event_id', message: `Event ${index} repeats event id "${event.eventId}"`, index, event });
+      issues.push({
+        code: 'duplicate_event_id',
+        message: `Event ${index} repeats event id "${event.eventId}"`,
+        index,
+        event,
+      });
     }
     seen.add(event.eventId);
     if (event.sequence <= lastSequence) {
-      issues.push({ code: 'invalid_sequence', message: `Event ${index} has sequence ${event.sequence} after ${lastSequence}`, index, event });
+      issues.push({
+        code: 'invalid_sequence',
+        message: `Event ${index} has sequence ${event.sequence} after ${lastSequence}`,
+        index,
+        event,
+      });
     }
     lastSequence = Math.max(lastSequence, event.sequence);
     if (event.type === 'run.started') starts += 1;
@@ -115,7 +130,11 @@ export function validateAgentProviderEvents(
     if (alreadyReported(issue.code, issue.event, starts)) continue;
     const code = issue.code === 'active_entities_at_terminal' ? 'active_entities_at_terminal' : 'invalid_lifecycle';
     const index = positions.get(issue.event as AgentEvent);
-    issues.push(index === undefined ? { code, message: issue.message, event: issue.event } : { code, message: issue.message, index, event: issue.event });
+    issues.push(
+      index === undefined
+        ? { code, message: issue.message, event: issue.event }
+        : { code, message: issue.message, index, event: issue.event },
+    );
   }
   store.destroy();
   return issues;

@@ -1,0 +1,218 @@
+import { fileURLToPath } from 'node:url';
+import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type AgUIExtensionEvent, createAgUIAgentProvider } from '../../providers/agui/createAgUIAgentProvider';
+import { AgUIEventError, parseAgUIEvent } from '../../providers/agui/parseAgUIEvent';
+import { describeAgentProviderContract } from '../../providers/testing/describeAgentProviderContract';
+import { runAgentProviderFixture } from '../../providers/testing/runAgentProviderFixture';
+import { startFixtureServer } from '../support/fixtureServer';
+
+const fixtures = fileURLToPath(new URL('../../providers/agui/__fixtures__', import.meta.url));
+const server = await startFixtureServer(
+  fixtures,
+  (body) => (body as { forwardedProps: { fixture: string } }).forwardedProps.fixture,
+);
+afterAll(() => server.close());
+
+const extensions: AgUIExtensionEvent[] = [];
+const provider = createAgUIAgentProvider({ url: server.url, onExtension: (extension) => extensions.push(extension) });
+const input = (fixture: string, history: Array<{ id: string; role: 'user'; content: string }> = []) => ({
+  messages: [...history, { id: 'u-1', role: 'user' as const, content: 'Plan a day in Paris' }],
+  forwardedProps: { fixture },
+});
+const entities = <T>(record: Record<string, T>) => Object.values(record);
+
+describeAgentProviderContract('agui', {
+  provider,
+  fixtures: [
+    { name: 'text and parallel tools', input: input('text-and-parallel-tools.sse') },
+    { name: 'chunk events', input: input('chunks.sse') },
+    { name: 'reasoning, state, snapshots, extensions', input: input('reasoning-state-snapshots.sse') },
+    { name: 'interrupt', input: input('interrupt.sse') },
+    { name: 'pending tools', input: input('pending-tools.sse') },
+    { name: 'RUN_ERROR mid-stream', input: input('run-error.sse'), status: 'failed' },
+    { name: 'cancelled outcome', input: input('cancelled.sse'), status: 'cancelled' },
+    { name: 'stream without RUN_FINISHED', input: input('truncated.sse'), status: 'failed' },
+    { name: 'malformed event', input: input('malformed.sse'), status: 'failed' },
+    { name: 'cross-provider scenario', input: input('scenario.sse') },
+  ],
+});
+
+describe('AG-UI provider mapping (over SSE from a loopback server)', () => {
+  it('sends a valid AG-UI RunAgentInput', async () => {
+    const before = server.requests.length;
+    await runAgentProviderFixture(provider, {
+      ...input('cancelled.sse'),
+      threadId: 'thread-9',
+      tools: [{ name: 't', description: 'd' }],
+    });
+    const request = JSON.parse(server.requests[before]?.body ?? '{}');
+    expect(RunAgentInputSchema.safeParse(request).success).toBe(true);
+    expect(request).toMatchObject({
+      threadId: 'thread-9',
+      runId: 'contract-run',
+      tools: [{ name: 't' }],
+      context: [],
+      forwardedProps: { fixture: 'cancelled.sse' },
+    });
+    expect(server.requests[before]?.headers.accept).toBe('text/event-stream');
+  });
+
+  it('maps text, parallel tool calls with results, output and usage', async () => {
+    const { state } = await runAgentProviderFixture(provider, input('text-and-parallel-tools.sse'));
+    expect(entities(state.messages).map((message) => [message.role, message.content, message.status])).toEqual([
+      ['user', 'Plan a day in Paris', 'completed'],
+      ['assistant', 'Checking the weather in Paris and Zürich ☀️', 'completed'],
+      ['assistant', 'Paris 14 °C, Zürich 9 °C.', 'completed'],
+    ]);
+    expect(
+      entities(state.toolCalls).map((tool) => [
+        tool.id,
+        tool.parsedArguments,
+        tool.status,
+        tool.result,
+        tool.messageId,
+      ]),
+    ).toEqual([
+      ['call-a', { city: 'Paris' }, 'completed', '{"celsius":14}', 'msg-1'],
+      ['call-b', { city: 'Zürich' }, 'completed', '{"celsius":9}', 'msg-1'],
+    ]);
+    expect(state.runs['contract-run']).toMatchObject({
+      status: 'completed',
+      output: { answered: true },
+      usage: { inputTokens: 130, outputTokens: 45 },
+      meta: { agui: { threadId: 'contract-session', runId: 'contract-run' } },
+    });
+    expect(state.runs['contract-run']?.pendingToolCallIds).toBeUndefined();
+  });
+
+  it('expands chunk events with AG-UI lane rules', async () => {
+    const { state } = await runAgentProviderFixture(provider, input('chunks.sse'));
+    expect(entities(state.reasoning).map((reasoning) => [reasoning.id, reasoning.content, reasoning.status])).toEqual([
+      ['think-1', 'Let me think about it.', 'completed'],
+    ]);
+    expect(
+      entities(state.messages)
+        .slice(1)
+        .map((message) => [message.id, message.content, message.status]),
+    ).toEqual([
+      ['msg-1', 'Hello 👋', 'completed'],
+      ['msg-2', 'Second message', 'completed'],
+      ['msg-3', 'Found 3.', 'completed'],
+    ]);
+    expect(entities(state.toolCalls)).toMatchObject([
+      { id: 'call-1', name: 'search', parsedArguments: { q: 'agents' }, status: 'completed', result: '3 results' },
+    ]);
+  });
+
+  it('maps reasoning, steps, shared state and message snapshots; hands extensions over', async () => {
+    extensions.length = 0;
+    const { state } = await runAgentProviderFixture(
+      provider,
+      input('reasoning-state-snapshots.sse', [{ id: 'u-1', role: 'user', content: 'x' }]),
+    );
+    expect(state.state['contract-session']).toEqual({ plan: { steps: ['search', 'answer'], done: 1 }, city: 'Paris' });
+    expect(entities(state.tasks)).toMatchObject([{ title: 'plan', status: 'completed' }]);
+    expect(entities(state.reasoning).map((reasoning) => [reasoning.id, reasoning.redacted, reasoning.status])).toEqual([
+      ['think-1', false, 'completed'],
+      ['encrypted:think-1', true, 'completed'],
+    ]);
+    // u-1 was in the input history, act-0 is an activity: neither is hydrated again.
+    expect(entities(state.messages).map((message) => [message.id, message.role])).toEqual([
+      ['u-1', 'user'],
+      ['a-0', 'assistant'],
+      ['t-0', 'tool'],
+      ['msg-1', 'assistant'],
+    ]);
+    expect(extensions.map((extension) => extension.name)).toEqual([
+      'agui.custom',
+      'agui.raw',
+      'agui.activity_snapshot',
+    ]);
+    expect(extensions[0]?.event).toMatchObject({ name: 'company.progress', value: { percent: 50 } });
+  });
+
+  it('turns an interrupt into approvals the run ends waiting on', async () => {
+    const { state, result } = await runAgentProviderFixture(provider, input('interrupt.sse'));
+    expect(result.status).toBe('completed');
+    expect(state.runs['contract-run']).toMatchObject({
+      pendingApprovalIds: ['int-1', 'int-2'],
+      pendingToolCallIds: ['call-del'],
+    });
+    expect(entities(state.approvals)).toMatchObject([
+      {
+        id: 'int-1',
+        status: 'waiting',
+        toolCallId: 'call-del',
+        description: 'Delete 12 log files?',
+        expiresAt: Date.parse('2030-01-01T00:00:00Z'),
+        data: { reason: 'confirmation' },
+      },
+      { id: 'int-2', status: 'waiting', description: 'input_required' },
+    ]);
+  });
+
+  it('derives pending tool calls when RUN_FINISHED does not list them', async () => {
+    const { state } = await runAgentProviderFixture(provider, input('pending-tools.sse'));
+    expect(state.runs['contract-run']?.pendingToolCallIds).toEqual(['call-1', 'call-2']);
+    expect(entities(state.toolCalls).map((tool) => tool.status)).toEqual(['awaiting_execution', 'awaiting_execution']);
+  });
+
+  it('fails the run on RUN_ERROR, on a truncated stream and on a malformed event, saying why', async () => {
+    const error = await runAgentProviderFixture(provider, input('run-error.sse'));
+    expect(error.state.runs['contract-run']?.error).toEqual({ message: 'Model overloaded', code: 'overloaded' });
+    expect(entities(error.state.messages)[1]).toMatchObject({ status: 'failed', content: 'Partial ans' });
+    const truncated = await runAgentProviderFixture(provider, input('truncated.sse'));
+    expect(truncated.state.runs['contract-run']?.error?.code).toBe('missing_run_finished');
+    const malformed = await runAgentProviderFixture(provider, input('malformed.sse'));
+    expect(malformed.state.runs['contract-run']?.error).toMatchObject({
+      code: 'invalid_agui_event',
+      message: expect.stringContaining('TEXT_MESSAGE_CONTENT at delta'),
+    });
+  });
+});
+
+describe('parseAgUIEvent', () => {
+  it('names the AG-UI type and field that are wrong', () => {
+    expect(() => parseAgUIEvent({ type: 'TOOL_CALL_START', toolCallId: 'c' })).toThrow(AgUIEventError);
+    try {
+      parseAgUIEvent({ type: 'TOOL_CALL_START', toolCallId: 'c' });
+    } catch (error) {
+      expect(error).toMatchObject({ aguiType: 'TOOL_CALL_START', field: 'toolCallName' });
+    }
+    expect(parseAgUIEvent({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'x', vendorField: 1 })).toMatchObject({
+      vendorField: 1,
+    });
+  });
+
+  it('accepts through its fast path exactly what the AG-UI schema accepts', () => {
+    const value = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.double(),
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.boolean(),
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom('TEXT_MESSAGE_CONTENT', 'TOOL_CALL_ARGS', 'REASONING_MESSAGE_CONTENT'),
+        fc.dictionary(fc.constantFrom('messageId', 'toolCallId', 'delta', 'timestamp', 'rawEvent', 'metadata'), value, {
+          maxKeys: 4,
+        }),
+        (type, fields) => {
+          const event = { type, messageId: 'm', toolCallId: 't', delta: 'd', ...fields };
+          let accepted = true;
+          try {
+            parseAgUIEvent(event);
+          } catch {
+            accepted = false;
+          }
+          expect(accepted).toBe(EventSchema.safeParse(event).success);
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+});
