@@ -47,3 +47,5 @@ export {
 export { sessionMachine } from './sessionMachine';
 export { taskMachine } from './taskMachine';
 export { toolCallMachine } from './toolCallMachine';
+export { createToolCallArgumentsPreview } from './createToolCallArgumentsPreview';
+export type { ToolCallArgumentsPreview } from './createToolCallArgumentsPreview';

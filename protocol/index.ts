@@ -54,3 +54,5 @@ export type { AgentParseResult } from './parseAgentEvent';
 export { checkAgentEvent, isAgentCommand, isAgentEvent, parseAgentCommand, parseAgentEvent } from './parseAgentEvent';
 export type { AgentProtocolIssue, AgentProtocolIssueCode } from './protocolIssue';
 export { AGENT_PROTOCOL_ISSUE_CODES } from './protocolIssue';
+export { createPartialJsonParser } from './createPartialJsonParser';
+export type { PartialJsonParser } from './createPartialJsonParser';
