@@ -16,6 +16,8 @@ export interface AgentEntityBase {
   error?: AgentErrorInfo;
   /** Why the entity was cancelled; `run_terminated` when its run ended while it was active. */
   reason?: string;
+  /** Provider-specific data from the events that started and completed the entity (`{ openai: { finishReason } }`). */
+  meta?: Record<string, unknown>;
 }
 
 export type AgentMessageStatus = 'streaming' | 'completed' | 'failed' | 'cancelled';

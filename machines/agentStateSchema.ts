@@ -27,6 +27,7 @@ const entityBase = {
   updatedAt: time,
   error: z.optional(agentErrorInfoSchema),
   reason: text,
+  meta: z.optional(z.record(z.string(), z.unknown())),
 };
 
 const record = <Schema extends z.ZodMiniType>(schema: Schema) => z.record(z.string(), schema);

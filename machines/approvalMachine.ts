@@ -8,6 +8,7 @@ import {
   RUN_TERMINATED_REASON,
   type RunTerminatedEvent,
   withDefined,
+  withMeta,
 } from './entityUpdates';
 
 export type ApprovalMachineEvent =
@@ -50,12 +51,15 @@ export const approvalMachine = setup({
     resolve: assign({
       entity: ({ context, event }) => {
         assertEvent(event, 'approval.resolved');
-        return withDefined(context.entity, {
-          status: 'resolved',
-          decision: event.payload.decision,
-          resolvedData: event.payload.data,
-          updatedAt: event.timestamp,
-        });
+        return withMeta(
+          withDefined(context.entity, {
+            status: 'resolved',
+            decision: event.payload.decision,
+            resolvedData: event.payload.data,
+            updatedAt: event.timestamp,
+          }),
+          event.meta,
+        );
       },
     }),
     terminate: assign({

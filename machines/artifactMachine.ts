@@ -1,7 +1,14 @@
 import { assertEvent, assign, setup } from 'xstate';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentArtifactState } from './agentState';
-import { cancelEntity, failEntity, RUN_TERMINATED_REASON, type RunTerminatedEvent, withDefined } from './entityUpdates';
+import {
+  cancelEntity,
+  failEntity,
+  RUN_TERMINATED_REASON,
+  type RunTerminatedEvent,
+  withDefined,
+  withMeta,
+} from './entityUpdates';
 
 export type ArtifactMachineEvent =
   | AgentEventOf<'artifact.updated' | 'artifact.completed' | 'artifact.failed'>
@@ -38,7 +45,10 @@ export const artifactMachine = setup({
       entity: ({ context, event }) => {
         assertEvent(event, 'artifact.completed');
         const { content, uri, data } = event.payload;
-        return withDefined(context.entity, { status: 'completed', content, uri, data, updatedAt: event.timestamp });
+        return withMeta(
+          withDefined(context.entity, { status: 'completed', content, uri, data, updatedAt: event.timestamp }),
+          event.meta,
+        );
       },
     }),
     fail: assign({

@@ -262,6 +262,21 @@ describe('createAgentStore: protocol rules (record mode)', () => {
     expect(state.runs.r1?.pendingToolCallIds).toEqual(['t1', 't2']);
   });
 
+  it('lets a run end waiting on approvals it lists, and keeps entity meta from start and completion', () => {
+    const { store, events } = startedStore();
+    store.batch([
+      events.create('approval.requested', { approvalId: 'a1' }),
+      events.create('message.started', { messageId: 'm1', role: 'assistant' }, { meta: { openai: { model: 'x' }, trace: 1 } }),
+      events.create('message.completed', { messageId: 'm1' }, { meta: { openai: { finishReason: 'stop' } } }),
+      events.create('run.completed', { pendingApprovalIds: ['a1'] }),
+    ]);
+    const state = store.getSnapshot();
+    expect(state.issues).toEqual([]);
+    expect(state.approvals[key('r1', 'a1')]?.status).toBe('waiting');
+    expect(state.runs.r1?.pendingApprovalIds).toEqual(['a1']);
+    expect(state.messages[key('r1', 'm1')]?.meta).toEqual({ openai: { model: 'x', finishReason: 'stop' }, trace: 1 });
+  });
+
   it('applies shared state snapshots and patches per session, refusing prototype paths', () => {
     const { store, events } = startedStore();
     store.dispatch(events.create('state.snapshot', { snapshot: { todo: [{ done: false }], other: { a: 1 } } }));

@@ -10,7 +10,10 @@ describe('createToolCallArgumentsPreview', () => {
     const events = runEvents('r1');
     const key = getAgentEntityKey('r1', 't1');
     const preview = createToolCallArgumentsPreview();
-    store.batch([events.create('run.started', {}), events.create('tool.requested', { toolCallId: 't1', name: 'weather' })]);
+    store.batch([
+      events.create('run.started', {}),
+      events.create('tool.requested', { toolCallId: 't1', name: 'weather' }),
+    ]);
     const seen: unknown[] = [];
     for (const delta of ['{"ci', 'ty":"Pa', 'ris","days":', '3}']) {
       store.dispatch(events.create('tool.arguments_delta', { toolCallId: 't1', delta }));

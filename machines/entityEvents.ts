@@ -95,6 +95,7 @@ export function createEntityRecord(event: EntityStartEvent, key: string): AgentE
     updatedAt: time,
   };
   if (event.parentId !== undefined) base.parentId = event.parentId;
+  if (event.meta !== undefined) base.meta = event.meta;
   switch (event.type) {
     case 'message.started': {
       const { messageId, role, content, name, toolCallId } = event.payload;

@@ -41,6 +41,24 @@ export function cancelEntity<Entity extends AgentEntityBase & { status: string }
   return withDefined(entity, { status: 'cancelled', reason, updatedAt: timestamp } as Partial<Entity>);
 }
 
+/**
+ * Adds an event's meta to an entity's, merging one level deep so that
+ * `{ openai: { model } }` and `{ openai: { finishReason } }` keep both fields.
+ */
+export function withMeta<Entity extends { meta?: Record<string, unknown> }>(
+  entity: Entity,
+  meta: Record<string, unknown> | undefined,
+): Entity {
+  if (meta === undefined) return entity;
+  const merged: Record<string, unknown> = { ...entity.meta };
+  for (const [key, value] of Object.entries(meta)) {
+    const previous = merged[key];
+    const both = typeof previous === 'object' && previous !== null && typeof value === 'object' && value !== null;
+    merged[key] = both && !Array.isArray(previous) && !Array.isArray(value) ? { ...previous, ...value } : value;
+  }
+  return { ...entity, meta: merged };
+}
+
 /** Appends streamed text; structured content grows its last text part or gains one. */
 export function appendContent(content: AgentMessageContent, delta: string): AgentMessageContent {
   if (typeof content === 'string') return content + delta;

@@ -29,6 +29,8 @@ export { approvalMachine } from './approvalMachine';
 export { artifactMachine } from './artifactMachine';
 export type { AgentProtocolMode, AgentStore, AgentStoreOptions } from './createAgentStore';
 export { createAgentStore } from './createAgentStore';
+export type { ToolCallArgumentsPreview } from './createToolCallArgumentsPreview';
+export { createToolCallArgumentsPreview } from './createToolCallArgumentsPreview';
 export { RUN_TERMINATED_REASON } from './entityUpdates';
 export { messageMachine } from './messageMachine';
 export { reasoningMachine } from './reasoningMachine';
@@ -47,5 +49,3 @@ export {
 export { sessionMachine } from './sessionMachine';
 export { taskMachine } from './taskMachine';
 export { toolCallMachine } from './toolCallMachine';
-export { createToolCallArgumentsPreview } from './createToolCallArgumentsPreview';
-export type { ToolCallArgumentsPreview } from './createToolCallArgumentsPreview';

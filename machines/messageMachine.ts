@@ -8,6 +8,7 @@ import {
   RUN_TERMINATED_REASON,
   type RunTerminatedEvent,
   withDefined,
+  withMeta,
 } from './entityUpdates';
 
 export type MessageMachineEvent =
@@ -36,11 +37,14 @@ export const messageMachine = setup({
     complete: assign({
       entity: ({ context, event }) => {
         assertEvent(event, 'message.completed');
-        return withDefined(context.entity, {
-          status: 'completed',
-          content: event.payload.content,
-          updatedAt: event.timestamp,
-        });
+        return withMeta(
+          withDefined(context.entity, {
+            status: 'completed',
+            content: event.payload.content,
+            updatedAt: event.timestamp,
+          }),
+          event.meta,
+        );
       },
     }),
     fail: assign({

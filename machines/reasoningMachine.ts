@@ -1,7 +1,14 @@
 import { assertEvent, assign, setup } from 'xstate';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentReasoningState } from './agentState';
-import { cancelEntity, failEntity, RUN_TERMINATED_REASON, type RunTerminatedEvent, withDefined } from './entityUpdates';
+import {
+  cancelEntity,
+  failEntity,
+  RUN_TERMINATED_REASON,
+  type RunTerminatedEvent,
+  withDefined,
+  withMeta,
+} from './entityUpdates';
 
 export type ReasoningMachineEvent =
   | AgentEventOf<'reasoning.delta' | 'reasoning.completed' | 'reasoning.failed' | 'reasoning.cancelled'>
@@ -30,7 +37,10 @@ export const reasoningMachine = setup({
       entity: ({ context, event }) => {
         assertEvent(event, 'reasoning.completed');
         const { content, summary } = event.payload;
-        return withDefined(context.entity, { status: 'completed', content, summary, updatedAt: event.timestamp });
+        return withMeta(
+          withDefined(context.entity, { status: 'completed', content, summary, updatedAt: event.timestamp }),
+          event.meta,
+        );
       },
     }),
     fail: assign({

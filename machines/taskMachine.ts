@@ -1,7 +1,14 @@
 import { assertEvent, assign, setup } from 'xstate';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentTaskState } from './agentState';
-import { cancelEntity, failEntity, RUN_TERMINATED_REASON, type RunTerminatedEvent, withDefined } from './entityUpdates';
+import {
+  cancelEntity,
+  failEntity,
+  RUN_TERMINATED_REASON,
+  type RunTerminatedEvent,
+  withDefined,
+  withMeta,
+} from './entityUpdates';
 
 export type TaskMachineEvent =
   | AgentEventOf<'task.updated' | 'task.completed' | 'task.failed' | 'task.cancelled'>
@@ -28,11 +35,14 @@ export const taskMachine = setup({
     complete: assign({
       entity: ({ context, event }) => {
         assertEvent(event, 'task.completed');
-        return withDefined(context.entity, {
-          status: 'completed',
-          result: event.payload.result,
-          updatedAt: event.timestamp,
-        });
+        return withMeta(
+          withDefined(context.entity, {
+            status: 'completed',
+            result: event.payload.result,
+            updatedAt: event.timestamp,
+          }),
+          event.meta,
+        );
       },
     }),
     fail: assign({

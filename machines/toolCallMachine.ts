@@ -9,6 +9,7 @@ import {
   RUN_TERMINATED_REASON,
   type RunTerminatedEvent,
   withDefined,
+  withMeta,
 } from './entityUpdates';
 
 /** Sent by the store when a run ends listing this tool in `pendingToolCallIds`. */
@@ -88,11 +89,14 @@ export const toolCallMachine = setup({
     complete: assign({
       entity: ({ context, event }) => {
         assertEvent(event, 'tool.completed');
-        return withDefined(context.entity, {
-          status: 'completed',
-          result: event.payload.result,
-          updatedAt: event.timestamp,
-        });
+        return withMeta(
+          withDefined(context.entity, {
+            status: 'completed',
+            result: event.payload.result,
+            updatedAt: event.timestamp,
+          }),
+          event.meta,
+        );
       },
     }),
     fail: assign({

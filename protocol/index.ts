@@ -26,6 +26,8 @@ export type { AgentCommandFactory, AgentCommandFactoryOptions } from './createAg
 export { createAgentCommandFactory } from './createAgentCommandFactory';
 export type { AgentEventExtra, AgentEventFactory, AgentEventFactoryOptions } from './createAgentEventFactory';
 export { createAgentEventFactory } from './createAgentEventFactory';
+export type { PartialJsonParser } from './createPartialJsonParser';
+export { createPartialJsonParser } from './createPartialJsonParser';
 export type { AgentValidationFailure } from './errors';
 export { AgentError, AgentProtocolError, AgentValidationError } from './errors';
 export type {
@@ -54,5 +56,3 @@ export type { AgentParseResult } from './parseAgentEvent';
 export { checkAgentEvent, isAgentCommand, isAgentEvent, parseAgentCommand, parseAgentEvent } from './parseAgentEvent';
 export type { AgentProtocolIssue, AgentProtocolIssueCode } from './protocolIssue';
 export { AGENT_PROTOCOL_ISSUE_CODES } from './protocolIssue';
-export { createPartialJsonParser } from './createPartialJsonParser';
-export type { PartialJsonParser } from './createPartialJsonParser';

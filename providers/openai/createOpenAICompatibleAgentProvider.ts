@@ -1,5 +1,5 @@
-import type { AgentEvent, AgentEventType, AgentUsage } from '../../protocol/eventSchemas';
 import { AgentError } from '../../protocol/errors';
+import type { AgentEvent, AgentEventType, AgentUsage } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
@@ -150,7 +150,8 @@ function mapDelta(delta: ChunkDelta, context: OpenAIContext): AgentEvent[] {
     let slot = context.tools.get(index);
     const name = fragment.function?.name;
     // Some backends repeat index 0 for every call: a new id with a name is a new call.
-    const startsAnother = slot !== undefined && fragment.id !== undefined && fragment.id !== slot.id && name !== undefined;
+    const startsAnother =
+      slot !== undefined && fragment.id !== undefined && fragment.id !== slot.id && name !== undefined;
     if (slot === undefined || startsAnother) {
       if (slot !== undefined) out.push(events.emit('tool.arguments_completed', { toolCallId: slot.id }));
       const id = fragment.id ?? `call-${context.events.runId}-${index}-${++context.counter}`;
@@ -162,7 +163,8 @@ function mapDelta(delta: ChunkDelta, context: OpenAIContext): AgentEvent[] {
       out.push(events.emit('tool.requested', payload));
     }
     const text = fragment.function?.arguments;
-    if (typeof text === 'string' && text !== '') out.push(events.emit('tool.arguments_delta', { toolCallId: slot.id, delta: text }));
+    if (typeof text === 'string' && text !== '')
+      out.push(events.emit('tool.arguments_delta', { toolCallId: slot.id, delta: text }));
   }
   return out;
 }
@@ -188,7 +190,10 @@ function endRun(context: OpenAIContext): AgentEvent[] {
   const { events } = context;
   if (events.tracker.hasEnded) return [];
   if (context.finishReason === undefined) {
-    return events.close({ type: 'failed', error: { message: 'The stream ended before a finish_reason', code: 'incomplete_stream' } });
+    return events.close({
+      type: 'failed',
+      error: { message: 'The stream ended before a finish_reason', code: 'incomplete_stream' },
+    });
   }
   const payload: { usage?: AgentUsage; pendingToolCallIds?: string[] } = {};
   if (context.usage !== undefined) payload.usage = context.usage;
@@ -210,7 +215,11 @@ function mapChunk(chunk: SSEChunk, context: OpenAIContext): AgentEvent[] {
   const parsed = JSON.parse(chunk.data) as CompletionChunk;
   if (parsed.error !== undefined && parsed.error !== null) {
     const { message, code, type } = parsed.error;
-    throw new OpenAIStreamError(message ?? 'The server reported an error', code === null || code === undefined ? undefined : String(code), type);
+    throw new OpenAIStreamError(
+      message ?? 'The server reported an error',
+      code === null || code === undefined ? undefined : String(code),
+      type,
+    );
   }
   if (parsed.model !== undefined) context.model = parsed.model;
   if (parsed.id !== undefined) context.completionId ??= parsed.id;
@@ -298,7 +307,11 @@ export function createOpenAICompatibleAgentProvider(
     transformChunk: mapChunk,
     flush: (context) => (context.done ? [] : endRun(context)),
     transformError: (error, { events }) =>
-      events.close(isAbortError(error) ? { type: 'cancelled', reason: 'aborted' } : { type: 'failed', error: toAgentErrorInfo(error, classify(error)) }),
+      events.close(
+        isAbortError(error)
+          ? { type: 'cancelled', reason: 'aborted' }
+          : { type: 'failed', error: toAgentErrorInfo(error, classify(error)) },
+      ),
     classifyError: (error) => ({ retryable: classify(error) }),
   };
 }

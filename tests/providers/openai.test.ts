@@ -6,10 +6,17 @@ import { runAgentProviderFixture } from '../../providers/testing/runAgentProvide
 import { startFixtureServer } from '../support/fixtureServer';
 
 const fixtures = fileURLToPath(new URL('../../providers/openai/__fixtures__', import.meta.url));
-const server = await startFixtureServer(fixtures, (body) => (body as { metadata: { fixture: string } }).metadata.fixture);
+const server = await startFixtureServer(
+  fixtures,
+  (body) => (body as { metadata: { fixture: string } }).metadata.fixture,
+);
 afterAll(() => server.close());
 
-const provider = createOpenAICompatibleAgentProvider({ baseURL: `${server.url}/v1/`, apiKey: 'sk-test', model: 'gpt-4o-mini' });
+const provider = createOpenAICompatibleAgentProvider({
+  baseURL: `${server.url}/v1/`,
+  apiKey: 'sk-test',
+  model: 'gpt-4o-mini',
+});
 const input = (fixture: string) => ({
   messages: [{ role: 'user' as const, content: 'Weather in Paris and Rome?' }],
   tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
@@ -58,13 +65,20 @@ describe('OpenAI-compatible provider mapping (over SSE from a loopback server)',
       ['user', 'Weather in Paris and Rome?'],
       ['assistant', 'Hello, world'],
     ]);
-    expect(state.runs['contract-run']).toMatchObject({ status: 'completed', usage: { inputTokens: 25, outputTokens: 12, totalTokens: 37 } });
-    expect(events.at(-1)?.meta).toEqual({ openai: { finishReason: 'stop', model: 'gpt-4o-mini', completionId: 'chatcmpl-1' } });
+    expect(state.runs['contract-run']).toMatchObject({
+      status: 'completed',
+      usage: { inputTokens: 25, outputTokens: 12, totalTokens: 37 },
+    });
+    expect(events.at(-1)?.meta).toEqual({
+      openai: { finishReason: 'stop', model: 'gpt-4o-mini', completionId: 'chatcmpl-1' },
+    });
   });
 
   it('assembles parallel tool calls by index and leaves them to the application', async () => {
     const { state } = await runAgentProviderFixture(provider, input('parallel-tool-calls.sse'));
-    expect(values(state.toolCalls).map((tool) => [tool.id, tool.name, tool.arguments, tool.parsedArguments, tool.status])).toEqual([
+    expect(
+      values(state.toolCalls).map((tool) => [tool.id, tool.name, tool.arguments, tool.parsedArguments, tool.status]),
+    ).toEqual([
       ['call_Paris', 'get_weather', '{"city":"Paris"}', { city: 'Paris' }, 'awaiting_execution'],
       ['call_Rome', 'get_weather', '{"city":"Rome"}', { city: 'Rome' }, 'awaiting_execution'],
     ]);
@@ -94,9 +108,14 @@ describe('OpenAI-compatible provider mapping (over SSE from a loopback server)',
 
   it('keeps one message id when the backend changes ids per frame, and joins unicode', async () => {
     const { state, events } = await runAgentProviderFixture(provider, input('unicode-changing-ids.sse'));
-    expect(values(state.messages).map((message) => message.content)).toEqual(['Weather in Paris and Rome?', 'Grüße 🙂 日本語']);
+    expect(values(state.messages).map((message) => message.content)).toEqual([
+      'Weather in Paris and Rome?',
+      'Grüße 🙂 日本語',
+    ]);
     expect(events.filter((event) => event.type === 'message.delta')).toHaveLength(3);
-    expect(events.find((event) => event.type === 'message.completed' && event.payload.messageId !== 'prompt')?.meta).toEqual({
+    expect(
+      events.find((event) => event.type === 'message.completed' && event.payload.messageId !== 'prompt')?.meta,
+    ).toEqual({
       openai: { finishReason: 'length' },
     });
   });
