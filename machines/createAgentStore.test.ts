@@ -266,7 +266,11 @@ describe('createAgentStore: protocol rules (record mode)', () => {
     const { store, events } = startedStore();
     store.batch([
       events.create('approval.requested', { approvalId: 'a1' }),
-      events.create('message.started', { messageId: 'm1', role: 'assistant' }, { meta: { openai: { model: 'x' }, trace: 1 } }),
+      events.create(
+        'message.started',
+        { messageId: 'm1', role: 'assistant' },
+        { meta: { openai: { model: 'x' }, trace: 1 } },
+      ),
       events.create('message.completed', { messageId: 'm1' }, { meta: { openai: { finishReason: 'stop' } } }),
       events.create('run.completed', { pendingApprovalIds: ['a1'] }),
     ]);

@@ -155,13 +155,19 @@ export function createPartialJsonParser(): PartialJsonParser {
           return;
         }
         const escaped = ESCAPES[char];
-        if (escaped === undefined) return fail(`invalid escape \\${char}`);
+        if (escaped === undefined) {
+          fail(`invalid escape \\${char}`);
+          return;
+        }
         buffer += escaped;
         state = 'string';
         return;
       }
       case 'unicode':
-        if (!/[0-9a-fA-F]/.test(char)) return fail('invalid \\u escape');
+        if (!/[0-9a-fA-F]/.test(char)) {
+          fail('invalid \\u escape');
+          return;
+        }
         unicode += char;
         if (unicode.length === 4) {
           buffer += String.fromCharCode(Number.parseInt(unicode, 16));
@@ -173,14 +179,21 @@ export function createPartialJsonParser(): PartialJsonParser {
           buffer += char;
           return;
         }
-        if (!JSON_NUMBER.test(buffer)) return fail(`invalid number ${buffer}`);
+        if (!JSON_NUMBER.test(buffer)) {
+          fail(`invalid number ${buffer}`);
+          return;
+        }
         complete(Number(buffer));
         buffer = '';
-        return step(char);
+        step(char);
+        return;
       case 'literal': {
         buffer += char;
         const match = Object.keys(LITERALS).find((literal) => literal.startsWith(buffer));
-        if (match === undefined) return fail(`invalid literal ${buffer}`);
+        if (match === undefined) {
+          fail(`invalid literal ${buffer}`);
+          return;
+        }
         if (match === buffer) {
           buffer = '';
           complete(LITERALS[match]);
@@ -193,35 +206,50 @@ export function createPartialJsonParser(): PartialJsonParser {
     if (WHITESPACE.has(char)) return;
     switch (state) {
       case 'value':
-        return startValue(char);
+        startValue(char);
+        return;
       case 'firstArrayValue':
         if (close(char)) return;
-        return startValue(char);
+        startValue(char);
+        return;
       case 'firstObjectKey':
         if (close(char)) return;
-        if (char !== '"') return fail(`expected a key, got ${JSON.stringify(char)}`);
+        if (char !== '"') {
+          fail(`expected a key, got ${JSON.stringify(char)}`);
+          return;
+        }
         stringRole = 'key';
         buffer = '';
         state = 'string';
         return;
       case 'objectKey':
-        if (char !== '"') return fail(`expected a key, got ${JSON.stringify(char)}`);
+        if (char !== '"') {
+          fail(`expected a key, got ${JSON.stringify(char)}`);
+          return;
+        }
         stringRole = 'key';
         buffer = '';
         state = 'string';
         return;
       case 'colon':
-        if (char !== ':') return fail(`expected ":", got ${JSON.stringify(char)}`);
+        if (char !== ':') {
+          fail(`expected ":", got ${JSON.stringify(char)}`);
+          return;
+        }
         state = 'value';
         return;
       case 'afterValue': {
         if (close(char)) return;
-        if (char !== ',') return fail(`expected "," or a closing bracket, got ${JSON.stringify(char)}`);
+        if (char !== ',') {
+          fail(`expected "," or a closing bracket, got ${JSON.stringify(char)}`);
+          return;
+        }
         state = stack[stack.length - 1]?.kind === 'object' ? 'objectKey' : 'value';
         return;
       }
       case 'done':
-        return fail(`unexpected ${JSON.stringify(char)} after the value`);
+        fail(`unexpected ${JSON.stringify(char)} after the value`);
+        return;
       default:
         return;
     }
@@ -237,7 +265,10 @@ export function createPartialJsonParser(): PartialJsonParser {
     },
     end() {
       if (state === 'number') {
-        if (!JSON_NUMBER.test(buffer)) return fail(`invalid number ${buffer}`);
+        if (!JSON_NUMBER.test(buffer)) {
+          fail(`invalid number ${buffer}`);
+          return;
+        }
         complete(Number(buffer));
         buffer = '';
       }

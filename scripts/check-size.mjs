@@ -5,7 +5,7 @@ import { build } from 'esbuild';
 
 // The target is 25 KB; the dependencies alone (xstate 12.6, zod/mini 8.1,
 // fast-json-patch 3.7 KB) come to 24.4 KB, so this guards against growth while that is open.
-const budgets = [{ entry: 'dist/index.js', name: 'agentstate', limitKb: 36 }];
+const budgets = [{ entry: 'dist/index.js', name: 'agentstate', limitKb: 38 }];
 
 let failed = false;
 for (const { entry, name, limitKb } of budgets) {

@@ -1,0 +1,8 @@
+export type {
+  AgUIAgentInput,
+  AgUIAgentProviderOptions,
+  AgUIContextState,
+  AgUIExtensionEvent,
+} from './createAgUIAgentProvider';
+export { createAgUIAgentProvider } from './createAgUIAgentProvider';
+export { AgUIEventError, parseAgUIEvent, readAgUIChunk } from './parseAgUIEvent';

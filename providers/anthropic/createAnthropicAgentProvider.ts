@@ -1,0 +1,400 @@
+import { AgentError } from '../../protocol/errors';
+import type { AgentEvent, AgentEventType, AgentUsage } from '../../protocol/eventSchemas';
+import { isAbortError } from '../../transports/AgentTransportError';
+import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
+import type { AgentProvider, AgentTransport } from '../AgentProvider';
+import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
+import { toAgentErrorInfo } from '../toAgentErrorInfo';
+
+/** A message as the Messages API takes it. */
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: string | Array<Record<string, unknown>>;
+}
+
+export interface AnthropicInput {
+  messages: AnthropicMessage[];
+  system?: string | Array<Record<string, unknown>>;
+  tools?: Array<Record<string, unknown>>;
+  /** Extra request fields (thinking, temperature, tool_choice, ...), sent as they are. */
+  body?: Record<string, unknown>;
+}
+
+export interface AnthropicRequest extends Record<string, unknown> {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  stream: true;
+}
+
+/** Content the event protocol has no standard home for (web search results), handed over as it is. */
+export interface AnthropicExtensionEvent {
+  name: `anthropic.${string}`;
+  runId: string;
+  data: unknown;
+}
+
+export interface AnthropicAgentProviderOptions {
+  /** Default `https://api.anthropic.com`; `/v1/messages` is appended. */
+  baseURL?: string;
+  apiKey?: string;
+  model: string;
+  maxTokens: number;
+  /** Default `2023-06-01`. */
+  anthropicVersion?: string;
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  transport?: AgentTransport<AnthropicRequest, SSEChunk>;
+  onExtension?: (extension: AnthropicExtensionEvent) => void;
+}
+
+/** An `error` event in the stream (`overloaded_error`, `api_error`, ...). */
+export class AnthropicStreamError extends AgentError {
+  constructor(type: string, message: string) {
+    super(type, message);
+    this.name = 'AnthropicStreamError';
+  }
+}
+
+const RETRYABLE_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
+
+type Block =
+  | { kind: 'text'; id: string; citations: unknown[] }
+  | { kind: 'thinking'; id: string; signature: string | undefined }
+  | { kind: 'tool'; id: string; hasInput: boolean }
+  | { kind: 'other' };
+
+export interface AnthropicContext {
+  events: AgentRunEmitter;
+  messageId: string;
+  blocks: Map<number, Block>;
+  /** Server tools (web search) by the id their result blocks name. */
+  serverTools: Set<string>;
+  usage: AgentUsage;
+  stopReason: string | undefined;
+  model: string | undefined;
+}
+
+const ANTHROPIC_EVENT_TYPES: AgentEventType[] = [
+  'run.started',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'message.started',
+  'message.delta',
+  'message.completed',
+  'message.failed',
+  'message.cancelled',
+  'reasoning.started',
+  'reasoning.delta',
+  'reasoning.completed',
+  'reasoning.failed',
+  'reasoning.cancelled',
+  'tool.requested',
+  'tool.arguments_delta',
+  'tool.arguments_completed',
+  'tool.running',
+  'tool.completed',
+  'tool.failed',
+  'tool.cancelled',
+];
+
+interface StreamEvent {
+  type: string;
+  index?: number;
+  message?: { id?: string; model?: string; usage?: Record<string, unknown> };
+  content_block?: Record<string, unknown> & { type: string };
+  delta?: Record<string, unknown> & { type?: string };
+  usage?: Record<string, unknown>;
+  error?: { type?: string; message?: string };
+}
+
+function addUsage(usage: AgentUsage, source: Record<string, unknown> | undefined): void {
+  if (source === undefined) return;
+  for (const [field, value] of Object.entries(source)) if (typeof value === 'number') usage[field] = value;
+  if (typeof source.input_tokens === 'number') usage.inputTokens = source.input_tokens;
+  if (typeof source.output_tokens === 'number') usage.outputTokens = source.output_tokens;
+  if (typeof usage.inputTokens === 'number' && typeof usage.outputTokens === 'number') {
+    usage.totalTokens = usage.inputTokens + usage.outputTokens;
+  }
+}
+
+function startBlock(
+  event: StreamEvent,
+  context: AnthropicContext,
+  options: AnthropicAgentProviderOptions,
+): AgentEvent[] {
+  const { events } = context;
+  const block = event.content_block;
+  const index = event.index ?? 0;
+  if (block === undefined) return [];
+  switch (block.type) {
+    case 'text': {
+      const id = `${context.messageId}:${index}`;
+      context.blocks.set(index, { kind: 'text', id, citations: [] });
+      const out: AgentEvent[] = [events.emit('message.started', { messageId: id, role: 'assistant' })];
+      if (typeof block.text === 'string' && block.text !== '')
+        out.push(events.emit('message.delta', { messageId: id, delta: block.text }));
+      return out;
+    }
+    case 'thinking': {
+      const id = `${context.messageId}:${index}`;
+      context.blocks.set(index, { kind: 'thinking', id, signature: undefined });
+      const out: AgentEvent[] = [events.emit('reasoning.started', { reasoningId: id })];
+      if (typeof block.thinking === 'string' && block.thinking !== '')
+        out.push(events.emit('reasoning.delta', { reasoningId: id, delta: block.thinking }));
+      return out;
+    }
+    case 'redacted_thinking': {
+      const id = `${context.messageId}:${index}`;
+      context.blocks.set(index, { kind: 'other' });
+      return [
+        events.emit('reasoning.started', { reasoningId: id, redacted: true, content: String(block.data ?? '') }),
+        events.emit('reasoning.completed', { reasoningId: id }),
+      ];
+    }
+    case 'tool_use':
+    case 'server_tool_use': {
+      const id = String(block.id);
+      const input = block.input;
+      const startsWithInput = typeof input === 'object' && input !== null && Object.keys(input).length > 0;
+      context.blocks.set(index, { kind: 'tool', id, hasInput: startsWithInput });
+      if (block.type === 'server_tool_use') context.serverTools.add(id);
+      const payload: { toolCallId: string; name: string; messageId: string; arguments?: string } = {
+        toolCallId: id,
+        name: String(block.name),
+        messageId: context.messageId,
+      };
+      if (startsWithInput) payload.arguments = JSON.stringify(input);
+      return [
+        events.emit(
+          'tool.requested',
+          payload,
+          block.type === 'server_tool_use' ? { meta: { anthropic: { serverTool: true } } } : undefined,
+        ),
+      ];
+    }
+    default: {
+      context.blocks.set(index, { kind: 'other' });
+      const toolUseId = typeof block.tool_use_id === 'string' ? block.tool_use_id : undefined;
+      options.onExtension?.({ name: `anthropic.${block.type}`, runId: events.runId, data: block });
+      // A server tool's result (web search): the call is complete, its result is the block's content.
+      if (toolUseId !== undefined && context.serverTools.has(toolUseId) && events.tracker.isOpen('tool', toolUseId)) {
+        return [
+          events.emit('tool.running', { toolCallId: toolUseId }),
+          events.emit('tool.completed', { toolCallId: toolUseId, result: block.content }),
+        ];
+      }
+      return [];
+    }
+  }
+}
+
+function blockDelta(event: StreamEvent, context: AnthropicContext): AgentEvent[] {
+  const { events } = context;
+  const block = context.blocks.get(event.index ?? 0);
+  const delta = event.delta;
+  if (block === undefined || delta === undefined) return [];
+  switch (delta.type) {
+    case 'text_delta':
+      if (block.kind !== 'text' || typeof delta.text !== 'string' || delta.text === '') return [];
+      return [events.emit('message.delta', { messageId: block.id, delta: delta.text })];
+    case 'thinking_delta':
+      if (block.kind !== 'thinking' || typeof delta.thinking !== 'string' || delta.thinking === '') return [];
+      return [events.emit('reasoning.delta', { reasoningId: block.id, delta: delta.thinking })];
+    case 'signature_delta':
+      if (block.kind === 'thinking' && typeof delta.signature === 'string')
+        block.signature = (block.signature ?? '') + delta.signature;
+      return [];
+    case 'input_json_delta':
+      if (block.kind !== 'tool' || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];
+      block.hasInput = true;
+      return [events.emit('tool.arguments_delta', { toolCallId: block.id, delta: delta.partial_json })];
+    case 'citations_delta':
+      if (block.kind === 'text') block.citations.push(delta.citation);
+      return [];
+    default:
+      return [];
+  }
+}
+
+function stopBlock(event: StreamEvent, context: AnthropicContext): AgentEvent[] {
+  const { events } = context;
+  const index = event.index ?? 0;
+  const block = context.blocks.get(index);
+  context.blocks.delete(index);
+  if (block === undefined) return [];
+  switch (block.kind) {
+    case 'text':
+      return [
+        events.emit(
+          'message.completed',
+          { messageId: block.id },
+          block.citations.length > 0 ? { meta: { anthropic: { citations: block.citations } } } : undefined,
+        ),
+      ];
+    case 'thinking':
+      return [
+        events.emit(
+          'reasoning.completed',
+          { reasoningId: block.id },
+          block.signature !== undefined ? { meta: { anthropic: { signature: block.signature } } } : undefined,
+        ),
+      ];
+    case 'tool':
+      // A tool_use block that streamed no input has `{}` as its input.
+      return [
+        events.emit(
+          'tool.arguments_completed',
+          block.hasInput ? { toolCallId: block.id } : { toolCallId: block.id, arguments: '{}' },
+        ),
+      ];
+    default:
+      return [];
+  }
+}
+
+function endRun(context: AnthropicContext): AgentEvent[] {
+  const { events } = context;
+  if (events.tracker.hasEnded) return [];
+  const payload: { usage?: AgentUsage; pendingToolCallIds?: string[] } = {};
+  if (Object.keys(context.usage).length > 0) payload.usage = context.usage;
+  // stop_reason tool_use: the application runs the client tools; server tools already ran.
+  const pending = events.tracker.toolCallsAwaitingExecution().filter((id) => !context.serverTools.has(id));
+  if (pending.length > 0) payload.pendingToolCallIds = pending;
+  const meta: Record<string, unknown> = { stopReason: context.stopReason ?? null, messageId: context.messageId };
+  if (context.model !== undefined) meta.model = context.model;
+  return [events.emit('run.completed', payload, { meta: { anthropic: meta } })];
+}
+
+function mapEvent(chunk: SSEChunk, context: AnthropicContext, options: AnthropicAgentProviderOptions): AgentEvent[] {
+  const event = JSON.parse(chunk.data) as StreamEvent;
+  switch (event.type) {
+    case 'message_start':
+      if (event.message?.id !== undefined) context.messageId = event.message.id;
+      if (event.message?.model !== undefined) context.model = event.message.model;
+      addUsage(context.usage, event.message?.usage);
+      return [];
+    case 'content_block_start':
+      return startBlock(event, context, options);
+    case 'content_block_delta':
+      return blockDelta(event, context);
+    case 'content_block_stop':
+      return stopBlock(event, context);
+    case 'message_delta':
+      if (typeof event.delta?.stop_reason === 'string') context.stopReason = event.delta.stop_reason;
+      addUsage(context.usage, event.usage);
+      return [];
+    case 'message_stop':
+      return endRun(context);
+    case 'error':
+      throw new AnthropicStreamError(event.error?.type ?? 'error', event.error?.message ?? 'The API reported an error');
+    default:
+      // ping, and event types added later: nothing to map.
+      return [];
+  }
+}
+
+function isRetryable(error: unknown): boolean {
+  if (error instanceof AnthropicStreamError) return RETRYABLE_TYPES.has(error.code);
+  const { code, status } = (error ?? {}) as { code?: unknown; status?: unknown };
+  if (typeof status === 'number') return status === 429 || status === 529 || status >= 500;
+  return code === 'network_error';
+}
+
+/**
+ * A provider for the Anthropic Messages API: text blocks, extended thinking (with its
+ * signature kept in the reasoning's meta, redacted thinking as redacted reasoning), client
+ * and server tool use with streamed input, citations (in the message's meta), usage, and
+ * `error` events classified as retryable or not. `stop_reason: tool_use` ends the run with
+ * the client tools awaiting execution.
+ *
+ * @example
+ * const provider = createAnthropicAgentProvider({
+ *   apiKey: process.env.ANTHROPIC_API_KEY,
+ *   model: 'claude-sonnet-4-5',
+ *   maxTokens: 2048,
+ * });
+ * await runAgentProvider({
+ *   provider,
+ *   input: { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools },
+ *   sessionId: 'chat-1',
+ *   onEvent: store.dispatch,
+ * });
+ */
+export function createAnthropicAgentProvider(
+  options: AnthropicAgentProviderOptions,
+): AgentProvider<AnthropicInput, AnthropicRequest, SSEChunk, AnthropicContext> {
+  const headers: Record<string, string> = {
+    'anthropic-version': options.anthropicVersion ?? '2023-06-01',
+    ...options.headers,
+  };
+  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
+  const baseURL = (options.baseURL ?? 'https://api.anthropic.com').replace(/\/+$/, '');
+  const transport =
+    options.transport ??
+    createSSETransport<AnthropicRequest>({
+      url: `${baseURL}/v1/messages`,
+      headers,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  return {
+    id: 'anthropic',
+    protocol: { name: 'agent-event', version: '0.1' },
+    capabilities: { eventTypes: ANTHROPIC_EVENT_TYPES, transports: [transport.kind] },
+    transport,
+    createContext: (context) => ({
+      events: createAgentRunEmitter(context),
+      messageId: `message-${context.runId}`,
+      blocks: new Map(),
+      serverTools: new Set(),
+      usage: {},
+      stopReason: undefined,
+      model: undefined,
+    }),
+    start(input, { events }) {
+      const out: AgentEvent[] = [events.emit('run.started', { input })];
+      const last = input.messages.at(-1);
+      if (last?.role === 'user') {
+        const content =
+          typeof last.content === 'string'
+            ? last.content
+            : last.content.map((part) =>
+                part.type === 'text'
+                  ? { type: 'text' as const, text: String(part.text) }
+                  : { type: `anthropic.${String(part.type)}` as const, data: part },
+              );
+        out.push(
+          events.emit('message.started', { messageId: 'prompt', role: 'user', content }),
+          events.emit('message.completed', { messageId: 'prompt' }),
+        );
+      }
+      return out;
+    },
+    prepareRequest(input) {
+      const request: AnthropicRequest = {
+        ...input.body,
+        model: options.model,
+        max_tokens: options.maxTokens,
+        messages: input.messages,
+        stream: true,
+      };
+      if (input.system !== undefined) request.system = input.system;
+      if (input.tools !== undefined) request.tools = input.tools;
+      return request;
+    },
+    transformChunk: (chunk, context) => mapEvent(chunk, context, options),
+    flush: ({ events }) =>
+      events.close({
+        type: 'failed',
+        error: { message: 'The stream ended before message_stop', code: 'incomplete_stream' },
+      }),
+    transformError: (error, { events }) =>
+      events.close(
+        isAbortError(error)
+          ? { type: 'cancelled', reason: 'aborted' }
+          : { type: 'failed', error: toAgentErrorInfo(error, isRetryable(error)) },
+      ),
+    classifyError: (error) => ({ retryable: isRetryable(error) }),
+  };
+}
