@@ -79,6 +79,8 @@ interface RunHandle {
   live: Set<EntityHandle>;
   seen: Set<string>;
   lastSequence: number;
+  /** Whether `lastSequence` moved since the projection last saw it. */
+  sequenceDirty: boolean;
   /** Events at or below this sequence are covered by the state the store was reset from. */
   restoredSequence: number;
 }
@@ -152,6 +154,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   let projection = new AgentStateProjection(createEmptyAgentState());
   let runs = new Map<string, RunHandle>();
   let pending: EntityHandle[] = [];
+  let sequenceChanges: RunHandle[] = [];
   /** Commands being submitted, so a rolled-back strict batch can restore them. */
   const submitting = new Map<string, AgentCommand>();
   /** Ids added during the current strict batch, removed again if it fails. */
@@ -185,6 +188,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       live: new Set(),
       seen: new Set(),
       lastSequence: -1,
+      sequenceDirty: false,
       restoredSequence: -1,
     };
     runs.set(runId, handle);
@@ -196,7 +200,11 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     batchSeen?.push([run, event.eventId]);
     if (advance) {
       run.lastSequence = event.sequence;
-      projection.setSequence(run.runId, event.sequence);
+      // The projection learns the sequence at the next read, not once per event.
+      if (!run.sequenceDirty) {
+        run.sequenceDirty = true;
+        sequenceChanges.push(run);
+      }
     }
   }
 
@@ -225,11 +233,20 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     record(handle);
   }
 
+  /** Brings the machines and the projection up to date before anything reads them. */
   function flush(): void {
-    if (pending.length === 0) return;
-    const handles = pending;
-    pending = [];
-    for (const handle of handles) flushEntity(handle);
+    if (pending.length > 0) {
+      const handles = pending;
+      pending = [];
+      for (const handle of handles) flushEntity(handle);
+    }
+    if (sequenceChanges.length > 0) {
+      for (const run of sequenceChanges) {
+        run.sequenceDirty = false;
+        projection.setSequence(run.runId, run.lastSequence);
+      }
+      sequenceChanges = [];
+    }
   }
 
   function spawnEntities(run: RunHandle, spawns: EntitySpawn[]): void {
@@ -538,6 +555,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   }
 
   function notify(): void {
+    if (listeners.size === 0) return;
     for (const listener of [...listeners]) listener();
   }
 
@@ -548,6 +566,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     projection = new AgentStateProjection(state);
     runs = new Map();
     pending = [];
+    sequenceChanges = [];
     const running: Array<{ actorId: string; run: AgentRunState }> = [];
     for (const run of Object.values(state.runs)) {
       const handle = createRunHandle(run.id, run.sessionId);

@@ -2,6 +2,11 @@ import { AGENT_EVENT_PROTOCOL_VERSION } from './constants';
 import type { AgentEventOf, AgentEventPayloadMap, AgentEventType } from './eventSchemas';
 import { randomId } from './randomId';
 
+/** Eight random characters: unique enough per factory, and cheap to hash in the sets that check for duplicates. */
+function shortPrefix(): string {
+  return randomId().replaceAll('-', '').slice(0, 8);
+}
+
 export interface AgentEventFactoryOptions {
   sessionId: string;
   runId: string;
@@ -42,7 +47,7 @@ export function createAgentEventFactory(options: AgentEventFactoryOptions): Agen
   if (!Number.isSafeInteger(sequence) || sequence < 0) {
     throw new RangeError(`initialSequence must be a non-negative integer, got ${String(sequence)}`);
   }
-  const prefix = options.createEventId ? undefined : randomId();
+  const prefix = options.createEventId ? undefined : shortPrefix();
   const createEventId = options.createEventId ?? ((next: number) => `${prefix}-${next}`);
 
   return {

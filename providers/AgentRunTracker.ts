@@ -44,6 +44,9 @@ export class AgentRunTracker {
   private terminal: AgentEvent['type'] | undefined;
 
   observe(event: AgentEvent): void {
+    const type = event.type;
+    // Streamed deltas, most of all events, neither open nor close anything.
+    if (type === 'message.delta' || type === 'reasoning.delta' || type === 'tool.arguments_delta') return;
     if (event.type === 'run.started') this.started = true;
     else if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') {
       this.terminal = event.type;

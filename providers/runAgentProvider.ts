@@ -42,7 +42,6 @@ class ConsumerFailure {
 class EventGate {
   readonly tracker = new AgentRunTracker();
   private readonly declared: ReadonlySet<AgentEventType>;
-  private readonly seen = new Set<string>();
   lastSequence: number;
 
   constructor(
@@ -73,11 +72,9 @@ class EventGate {
       this.refuse(`emitted ${event.type} for run "${event.runId}" in run "${this.runId}"`, event);
     if (!this.declared.has(event.type))
       this.refuse(`emitted ${event.type}, which its capabilities do not declare`, event);
-    if (this.seen.has(event.eventId)) this.refuse(`emitted event id "${event.eventId}" twice`, event);
     if (event.sequence <= this.lastSequence) {
       this.refuse(`emitted sequence ${event.sequence} after ${this.lastSequence}`, event);
     }
-    this.seen.add(event.eventId);
     this.lastSequence = event.sequence;
     this.tracker.observe(event);
     return event;

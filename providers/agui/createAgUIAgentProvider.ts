@@ -105,6 +105,14 @@ function lanesToClose(context: AgUIContextState, lane: string): AgentEvent[] {
   return [events.emit('tool.arguments_completed', { toolCallId: open.id })];
 }
 
+/** Closes the lane's open chunk stream (if any), then emits the event: the common case allocates one array. */
+function closeLaneThen(context: AgUIContextState, lane: string, emit: () => AgentEvent): AgentEvent[] {
+  if (context.lanes.size === 0) return [emit()];
+  const out = lanesToClose(context, lane);
+  out.push(emit());
+  return out;
+}
+
 function closeAllLanes(context: AgUIContextState): AgentEvent[] {
   return [...context.lanes.keys()].flatMap((lane) => lanesToClose(context, lane));
 }
@@ -199,18 +207,16 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
         role,
       };
       if (typeof event.name === 'string') payload.name = event.name;
-      return [...lanesToClose(context, lane), events.emit('message.started', payload, extra)];
+      return closeLaneThen(context, lane, () => events.emit('message.started', payload, extra));
     }
     case 'TEXT_MESSAGE_CONTENT':
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('message.delta', { messageId: event.messageId as string, delta: event.delta as string }),
-      ];
+      );
     case 'TEXT_MESSAGE_END':
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('message.completed', { messageId: event.messageId as string }),
-      ];
+      );
     case 'TOOL_CALL_START': {
       context.toolCalls.push(event.toolCallId as string);
       const payload: { toolCallId: string; name: string; messageId?: string } = {
@@ -218,45 +224,39 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
         name: event.toolCallName as string,
       };
       if (typeof event.parentMessageId === 'string') payload.messageId = event.parentMessageId;
-      return [...lanesToClose(context, lane), events.emit('tool.requested', payload, extra)];
+      return closeLaneThen(context, lane, () => events.emit('tool.requested', payload, extra));
     }
     case 'TOOL_CALL_ARGS':
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('tool.arguments_delta', { toolCallId: event.toolCallId as string, delta: event.delta as string }),
-      ];
+      );
     case 'TOOL_CALL_END':
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('tool.arguments_completed', { toolCallId: event.toolCallId as string }),
-      ];
+      );
     case 'TOOL_CALL_RESULT': {
       context.toolResults.add(event.toolCallId as string);
       const content = event.content;
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('tool.completed', { toolCallId: event.toolCallId as string, result: content }),
-      ];
+      );
     }
     case 'TEXT_MESSAGE_CHUNK':
     case 'TOOL_CALL_CHUNK':
     case 'REASONING_MESSAGE_CHUNK':
       return mapChunk(event, context, lane, extra);
     case 'REASONING_MESSAGE_START':
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('reasoning.started', { reasoningId: event.messageId as string }, extra),
-      ];
+      );
     case 'REASONING_MESSAGE_CONTENT':
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('reasoning.delta', { reasoningId: event.messageId as string, delta: event.delta as string }),
-      ];
+      );
     case 'REASONING_MESSAGE_END':
-      return [
-        ...lanesToClose(context, lane),
+      return closeLaneThen(context, lane, () =>
         events.emit('reasoning.completed', { reasoningId: event.messageId as string }),
-      ];
+      );
     case 'REASONING_START':
     case 'REASONING_END':
       // The reasoning phase itself carries no content; its messages are the entities.
@@ -279,18 +279,18 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
       const taskId = `step-${context.stepCount}`;
       const name = event.stepName as string;
       context.openSteps.set(name, [...(context.openSteps.get(name) ?? []), taskId]);
-      return [...lanesToClose(context, lane), events.emit('task.created', { taskId, title: name }, extra)];
+      return closeLaneThen(context, lane, () => events.emit('task.created', { taskId, title: name }, extra));
     }
     case 'STEP_FINISHED': {
       const open = context.openSteps.get(event.stepName as string) ?? [];
       const taskId = open.pop();
       if (taskId === undefined) return lanesToClose(context, lane);
-      return [...lanesToClose(context, lane), events.emit('task.completed', { taskId })];
+      return closeLaneThen(context, lane, () => events.emit('task.completed', { taskId }));
     }
     case 'STATE_SNAPSHOT':
-      return [...lanesToClose(context, lane), events.emit('state.snapshot', { snapshot: event.snapshot })];
+      return closeLaneThen(context, lane, () => events.emit('state.snapshot', { snapshot: event.snapshot }));
     case 'STATE_DELTA':
-      return [...lanesToClose(context, lane), events.emit('state.delta', { patch: event.delta as never })];
+      return closeLaneThen(context, lane, () => events.emit('state.delta', { patch: event.delta as never }));
     case 'MESSAGES_SNAPSHOT':
       return [
         ...closeAllLanes(context),

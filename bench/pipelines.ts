@@ -1,0 +1,88 @@
+// The pipelines the benchmark compares, each consuming the same bytes end to end.
+import { HttpAgent } from '@ag-ui/client';
+import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai';
+import { createAgentStore } from '../machines/createAgentStore';
+import { createAgUIAgentProvider } from '../providers/agui/createAgUIAgentProvider';
+import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
+import { runAgentProvider } from '../providers/runAgentProvider';
+import { createSSETransport } from '../transports/createSSETransport';
+import { responseOf } from './workload';
+
+/** The floor: split the SSE text into frames and JSON.parse each data line. */
+export function floor(text: string): number {
+  let parsed = 0;
+  let start = 0;
+  while (start < text.length) {
+    const end = text.indexOf('\n\n', start);
+    const frame = text.slice(start, end === -1 ? text.length : end);
+    start = end === -1 ? text.length : end + 2;
+    if (frame.startsWith('data: ')) {
+      const data = frame.slice(6);
+      if (data !== '[DONE]') {
+        JSON.parse(data);
+        parsed += 1;
+      }
+    }
+  }
+  return parsed;
+}
+
+export type ReadMode = 'end' | 'per-read';
+
+/** agentstate: bytes -> SSE transport -> provider -> validated events -> store -> AgentState. */
+export async function agentstate(format: 'agui' | 'openai', bytes: Uint8Array, mode: ReadMode): Promise<number> {
+  const store = createAgentStore();
+  let events = 0;
+  // One 16 KiB read stands for one 16 ms frame of a real stream: the UI reads the state once per frame.
+  const fetch = async () => responseOf(bytes, mode === 'per-read' ? () => void store.getSnapshot() : undefined);
+  const transport = createSSETransport<never>({ url: 'http://bench.invalid', fetch: fetch as typeof globalThis.fetch });
+  const provider =
+    format === 'agui'
+      ? createAgUIAgentProvider({ transport })
+      : createOpenAICompatibleAgentProvider({ baseURL: 'http://bench.invalid', model: 'bench', transport });
+  const input = format === 'agui' ? { messages: [] } : { messages: [] };
+  await runAgentProvider({
+    provider: provider as never,
+    input: input as never,
+    sessionId: 'bench',
+    runId: 'run',
+    onEvent: (event) => {
+      events += 1;
+      store.dispatch(event);
+    },
+  });
+  const state = store.getSnapshot();
+  if (Object.keys(state.toolCalls).length !== 20 || state.issues.length > 0) throw new Error(`agentstate ${format}: wrong state`);
+  store.destroy();
+  return events;
+}
+
+/** @ag-ui/client's own pipeline: its SSE parsing, verify, chunk transform and apply, through HttpAgent. */
+export async function agUIClient(bytes: Uint8Array): Promise<number> {
+  const agent = new HttpAgent({ url: 'http://bench.invalid', fetch: (async () => responseOf(bytes)) as typeof fetch });
+  let events = 0;
+  await agent.runAgent({ runId: 'run' }, { onEvent: () => void (events += 1) });
+  if (agent.messages.length < 2) throw new Error('@ag-ui/client: wrong messages');
+  return events;
+}
+
+/** The AI SDK's client path: its JSON event stream parsing (validated chunks) into readUIMessageStream. */
+export async function aiSdk(bytes: Uint8Array): Promise<number> {
+  const chunks = parseJsonEventStream({ stream: responseOf(bytes).body as ReadableStream<Uint8Array>, schema: uiMessageChunkSchema });
+  const uiChunks = chunks.pipeThrough(
+    new TransformStream({
+      transform(result, controller) {
+        if (!result.success) throw result.error;
+        controller.enqueue(result.value);
+      },
+    }),
+  );
+  let updates = 0;
+  let last: { parts: unknown[] } | undefined;
+  for await (const message of readUIMessageStream({ stream: uiChunks })) {
+    updates += 1;
+    last = message;
+  }
+  if (last === undefined || last.parts.length < 20) throw new Error('ai: wrong message');
+  return updates;
+}
