@@ -3,7 +3,7 @@ import type { AgentCommand } from '../protocol/commandSchemas';
 import { AgentError, AgentProtocolError } from '../protocol/errors';
 import type { AgentEvent, AgentEventOf } from '../protocol/eventSchemas';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
-import { checkAgentEvent, isAgentCommand } from '../protocol/parseAgentEvent';
+import { checkAgentEvent, checkStreamedDelta, isAgentCommand } from '../protocol/parseAgentEvent';
 import type { AgentProtocolIssue, AgentProtocolIssueCode } from '../protocol/protocolIssue';
 import {
   AGENT_ENTITY_CONTAINERS,
@@ -24,6 +24,7 @@ import {
   isFinalEntityStatus,
 } from './entityEvents';
 import type { EntitySpawn, runMachine } from './runMachine';
+import { SeenEvents } from './SeenEvents';
 import { sessionMachine } from './sessionMachine';
 
 export type AgentProtocolMode = 'record' | 'strict';
@@ -77,7 +78,7 @@ interface RunHandle {
   ref: RunRef | undefined;
   entities: Record<AgentEntityKind, Map<string, EntityHandle>>;
   live: Set<EntityHandle>;
-  seen: Set<string>;
+  seen: SeenEvents;
   lastSequence: number;
   /** Whether `lastSequence` moved since the projection last saw it. */
   sequenceDirty: boolean;
@@ -186,7 +187,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       ref: undefined,
       entities: emptyEntityMaps(),
       live: new Set(),
-      seen: new Set(),
+      seen: new SeenEvents(),
       lastSequence: -1,
       sequenceDirty: false,
       restoredSequence: -1,
@@ -447,21 +448,6 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
         },
       );
     }
-    if (route.role === 'delta') {
-      if (existing.pendingEvent !== undefined) {
-        existing.pendingDelta += (event.payload as { delta: string }).delta;
-        existing.pendingEvent = event;
-        markSeen(run, event, true);
-        return undefined;
-      }
-      if (ref.getSnapshot().hasTag('acceptsDelta')) {
-        existing.pendingDelta = (event.payload as { delta: string }).delta;
-        existing.pendingEvent = event;
-        pending.push(existing);
-        markSeen(run, event, true);
-        return undefined;
-      }
-    }
     flushEntity(existing);
     const before = ref.getSnapshot();
     ref.send(event);
@@ -480,7 +466,36 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     return undefined;
   }
 
+  /**
+   * The path most events take: a valid delta for a live entity that accepts deltas, in
+   * order, in a running run. It is appended to the entity's pending text; the machine gets
+   * the coalesced delta before anything reads or touches that entity. Anything else
+   * returns false and takes the general path, which reports what is wrong.
+   */
+  function applyStreamedDelta(input: unknown): boolean {
+    const field = checkStreamedDelta(input);
+    if (field === undefined) return false;
+    const event = input as AgentEvent & { payload: Record<string, string> };
+    const run = runs.get(event.runId);
+    if (run?.ref === undefined || event.sequence <= run.lastSequence || run.sessionId !== event.sessionId) return false;
+    if (run.seen.has(event.eventId)) return false;
+    const kind = field === 'messageId' ? 'message' : field === 'reasoningId' ? 'reasoning' : 'toolCall';
+    const handle = run.entities[kind].get(event.payload[field] as string);
+    if (handle?.ref === undefined) return false;
+    if (handle.pendingEvent !== undefined) {
+      handle.pendingDelta += event.payload.delta;
+    } else {
+      if (!handle.ref.getSnapshot().hasTag('acceptsDelta')) return false;
+      handle.pendingDelta = event.payload.delta as string;
+      pending.push(handle);
+    }
+    handle.pendingEvent = event;
+    markSeen(run, event, true);
+    return true;
+  }
+
   function apply(input: unknown): Outcome {
+    if (applyStreamedDelta(input)) return undefined;
     const failure = checkAgentEvent(input);
     const run = hasIdentity(input) ? runs.get(input.runId) : undefined;
     if (run?.seen.has((input as AgentEvent).eventId)) return ABSORBED;
@@ -559,7 +574,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     for (const listener of [...listeners]) listener();
   }
 
-  function rebuild(state: AgentState, seenByRun?: ReadonlyMap<string, Set<string>>): void {
+  function rebuild(state: AgentState, seenByRun?: ReadonlyMap<string, SeenEvents>): void {
     session.stop();
     session = createActor(sessionMachine, options.inspect ? { inspect: options.inspect } : {});
     session.start();
@@ -571,7 +586,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     for (const run of Object.values(state.runs)) {
       const handle = createRunHandle(run.id, run.sessionId);
       handle.started = true;
-      handle.seen = seenByRun?.get(run.id) ?? new Set();
+      handle.seen = seenByRun?.get(run.id) ?? new SeenEvents();
       if (run.status === 'running') running.push({ actorId: run.id, run });
     }
     for (const [runId, sequence] of Object.entries(state.lastSequenceByRun)) {
@@ -655,7 +670,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       }
       flush();
       const base = projection.read();
-      const seenByRun = new Map<string, Set<string>>();
+      const seenByRun = new Map<string, SeenEvents>();
       for (const [runId, run] of runs) seenByRun.set(runId, run.seen);
       const restoredSequences = new Map<string, number>();
       for (const [runId, run] of runs) restoredSequences.set(runId, run.restoredSequence);

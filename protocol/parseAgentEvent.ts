@@ -73,6 +73,18 @@ function isValidDelta(value: Record<string, unknown>, deltaField: string): boole
 }
 
 /**
+ * Whether a value is a valid streamed delta event (`message.delta`, `reasoning.delta`,
+ * `tool.arguments_delta`): exactly what the schema accepts for those types, checked by
+ * hand. Returns the payload field that names the entity, or undefined.
+ */
+export function checkStreamedDelta(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const deltaField = DELTA_ENTITY_FIELD[(value as { type?: unknown }).type as string];
+  if (deltaField === undefined || !Object.hasOwn(DELTA_ENTITY_FIELD, (value as { type: string }).type)) return undefined;
+  return isValidDelta(value as Record<string, unknown>, deltaField) ? deltaField : undefined;
+}
+
+/**
  * The store's validation of an incoming event. It accepts and rejects exactly what
  * `parseAgentEvent` does (a property test holds it to that), but checks the envelope
  * and the three streamed delta payloads by hand: zod's fixed cost per object is
