@@ -90,7 +90,8 @@ function fingerprint(eventId: string): [number, number] {
     second = Math.imul(second ^ code, 0x5bd1e995);
     second ^= second >>> 15;
   }
+  first |= 0;
   result[0] = first === EMPTY ? 1 : first;
-  result[1] = second;
+  result[1] = second | 0;
   return result;
 }
