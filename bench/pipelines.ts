@@ -1,6 +1,6 @@
 // The pipelines the benchmark compares, each consuming the same bytes end to end.
 import { HttpAgent } from '@ag-ui/client';
-import { readUIMessageStream, uiMessageChunkSchema, parseJsonEventStream } from 'ai';
+import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from 'ai';
 import { createAgentStore } from '../machines/createAgentStore';
 import { createAgUIAgentProvider } from '../providers/agui/createAgUIAgentProvider';
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
@@ -52,7 +52,8 @@ export async function agentstate(format: 'agui' | 'openai', bytes: Uint8Array, m
     },
   });
   const state = store.getSnapshot();
-  if (Object.keys(state.toolCalls).length !== 20 || state.issues.length > 0) throw new Error(`agentstate ${format}: wrong state`);
+  if (Object.keys(state.toolCalls).length !== 20 || state.issues.length > 0)
+    throw new Error(`agentstate ${format}: wrong state`);
   store.destroy();
   return events;
 }
@@ -68,7 +69,10 @@ export async function agUIClient(bytes: Uint8Array): Promise<number> {
 
 /** The AI SDK's client path: its JSON event stream parsing (validated chunks) into readUIMessageStream. */
 export async function aiSdk(bytes: Uint8Array): Promise<number> {
-  const chunks = parseJsonEventStream({ stream: responseOf(bytes).body as ReadableStream<Uint8Array>, schema: uiMessageChunkSchema });
+  const chunks = parseJsonEventStream({
+    stream: responseOf(bytes).body as ReadableStream<Uint8Array>,
+    schema: uiMessageChunkSchema,
+  });
   const uiChunks = chunks.pipeThrough(
     new TransformStream({
       transform(result, controller) {

@@ -21,7 +21,21 @@ function random(seed: number): () => number {
   };
 }
 
-const WORDS = ['agent', 'state', 'stream', 'token', 'machine', 'delta', 'event', 'tool', 'Zürich', 'naïve', 'café', '数据', '🙂'];
+const WORDS = [
+  'agent',
+  'state',
+  'stream',
+  'token',
+  'machine',
+  'delta',
+  'event',
+  'tool',
+  'Zürich',
+  'naïve',
+  'café',
+  '数据',
+  '🙂',
+];
 
 function deltas(count: number, next: () => number): string[] {
   const out: string[] = [];
@@ -84,7 +98,9 @@ export function encodeOpenAI(workload: Workload): string {
     for (const delta of tool.argumentDeltas) chunk({ tool_calls: [{ index, function: { arguments: delta } }] });
   }
   chunk({}, 'tool_calls');
-  parts.push(`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model: 'bench', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } })}\n\n`);
+  parts.push(
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model: 'bench', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } })}\n\n`,
+  );
   parts.push('data: [DONE]\n\n');
   return parts.join('');
 }
@@ -102,8 +118,14 @@ export function encodeUIMessageStream(workload: Workload): string {
   emit({ type: 'text-end', id: 'text' });
   for (const tool of workload.tools) {
     emit({ type: 'tool-input-start', toolCallId: tool.id, toolName: tool.name });
-    for (const delta of tool.argumentDeltas) emit({ type: 'tool-input-delta', toolCallId: tool.id, inputTextDelta: delta });
-    emit({ type: 'tool-input-available', toolCallId: tool.id, toolName: tool.name, input: JSON.parse(tool.argumentDeltas.join('')) });
+    for (const delta of tool.argumentDeltas)
+      emit({ type: 'tool-input-delta', toolCallId: tool.id, inputTextDelta: delta });
+    emit({
+      type: 'tool-input-available',
+      toolCallId: tool.id,
+      toolName: tool.name,
+      input: JSON.parse(tool.argumentDeltas.join('')),
+    });
   }
   emit({ type: 'finish-step' });
   emit({ type: 'finish' });

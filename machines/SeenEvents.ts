@@ -18,11 +18,25 @@ export class SeenEvents {
   }
 
   add(eventId: string): void {
-    const [high, low] = fingerprint(eventId);
-    if (this.find(high, low) >= 0) return;
+    this.tryAdd(eventId);
+  }
+
+  /** Adds the id and says whether it was new: one hash and one probe for the check and the insert. */
+  tryAdd(eventId: string): boolean {
     if ((this.count + 1) * 2 > this.high.length) this.grow();
-    this.insert(high, low);
+    const [high, low] = fingerprint(eventId);
+    const table = this.high;
+    const mask = table.length - 1;
+    let index = low & mask;
+    // One probe both answers whether the id is there and finds its slot if it is not.
+    while (table[index] !== EMPTY) {
+      if (table[index] === high && this.low[index] === low) return false;
+      index = (index + 1) & mask;
+    }
+    table[index] = high;
+    this.low[index] = low;
     this.count += 1;
+    return true;
   }
 
   /** Forgets an id again (a strict batch that failed). */

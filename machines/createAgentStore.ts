@@ -199,13 +199,15 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   function markSeen(run: RunHandle, event: AgentEvent, advance: boolean): void {
     run.seen.add(event.eventId);
     batchSeen?.push([run, event.eventId]);
-    if (advance) {
-      run.lastSequence = event.sequence;
-      // The projection learns the sequence at the next read, not once per event.
-      if (!run.sequenceDirty) {
-        run.sequenceDirty = true;
-        sequenceChanges.push(run);
-      }
+    if (advance) advanceSequence(run, event.sequence);
+  }
+
+  function advanceSequence(run: RunHandle, sequence: number): void {
+    run.lastSequence = sequence;
+    // The projection learns the sequence at the next read, not once per event.
+    if (!run.sequenceDirty) {
+      run.sequenceDirty = true;
+      sequenceChanges.push(run);
     }
   }
 
@@ -478,19 +480,21 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     const event = input as AgentEvent & { payload: Record<string, string> };
     const run = runs.get(event.runId);
     if (run?.ref === undefined || event.sequence <= run.lastSequence || run.sessionId !== event.sessionId) return false;
-    if (run.seen.has(event.eventId)) return false;
     const kind = field === 'messageId' ? 'message' : field === 'reasoningId' ? 'reasoning' : 'toolCall';
     const handle = run.entities[kind].get(event.payload[field] as string);
     if (handle?.ref === undefined) return false;
+    if (handle.pendingEvent === undefined && !handle.ref.getSnapshot().hasTag('acceptsDelta')) return false;
+    // Last, because it records the id: a repeat returns false and the general path absorbs it.
+    if (!run.seen.tryAdd(event.eventId)) return false;
     if (handle.pendingEvent !== undefined) {
       handle.pendingDelta += event.payload.delta;
     } else {
-      if (!handle.ref.getSnapshot().hasTag('acceptsDelta')) return false;
       handle.pendingDelta = event.payload.delta as string;
       pending.push(handle);
     }
     handle.pendingEvent = event;
-    markSeen(run, event, true);
+    batchSeen?.push([run, event.eventId]);
+    advanceSequence(run, event.sequence);
     return true;
   }
 

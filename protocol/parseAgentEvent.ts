@@ -80,7 +80,8 @@ function isValidDelta(value: Record<string, unknown>, deltaField: string): boole
 export function checkStreamedDelta(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const deltaField = DELTA_ENTITY_FIELD[(value as { type?: unknown }).type as string];
-  if (deltaField === undefined || !Object.hasOwn(DELTA_ENTITY_FIELD, (value as { type: string }).type)) return undefined;
+  if (deltaField === undefined || !Object.hasOwn(DELTA_ENTITY_FIELD, (value as { type: string }).type))
+    return undefined;
   return isValidDelta(value as Record<string, unknown>, deltaField) ? deltaField : undefined;
 }
 

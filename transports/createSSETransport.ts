@@ -1,4 +1,4 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { AgentTransport } from '../providers/AgentProvider';
 import { AgentTransportError } from './AgentTransportError';
 
@@ -44,6 +44,117 @@ async function readExcerpt(response: Response): Promise<string> {
   return text.slice(0, BODY_EXCERPT_LIMIT);
 }
 
+const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+
+/**
+ * The frames of one response, as an async iterator written by hand: an async generator
+ * costs several promise hops per frame, more than parsing the frame does, and a 16 KiB
+ * read holds about a hundred frames that are ready at once.
+ */
+class SSEFrames implements AsyncIterableIterator<SSEChunk> {
+  private readonly ready: SSEChunk[] = [];
+  private head = 0;
+  private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  private readonly decoder = new TextDecoder();
+  private readonly parser: EventSourceParser;
+  private parseError: Error | undefined;
+  private lastText = '';
+  private finished = false;
+
+  constructor(
+    private readonly connect: () => Promise<Response>,
+    private readonly signal: AbortSignal,
+    private readonly url: string,
+    private readonly maxFrameSize: number,
+  ) {
+    this.parser = createParser({
+      maxBufferSize: maxFrameSize,
+      onEvent: (message: EventSourceMessage) => {
+        const chunk: SSEChunk = { data: message.data };
+        if (message.event !== undefined) chunk.event = message.event;
+        if (message.id !== undefined) chunk.id = message.id;
+        this.ready.push(chunk);
+      },
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.parseError ??= error;
+      },
+    });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<SSEChunk>> {
+    if (this.head < this.ready.length)
+      return Promise.resolve({ value: this.ready[this.head++] as SSEChunk, done: false });
+    return this.fill();
+  }
+
+  return(): Promise<IteratorResult<SSEChunk>> {
+    this.close();
+    return Promise.resolve(DONE);
+  }
+
+  private close(): void {
+    this.finished = true;
+    this.reader?.cancel().catch(() => {});
+  }
+
+  private async fill(): Promise<IteratorResult<SSEChunk>> {
+    try {
+      if (this.reader === undefined && !this.finished) {
+        const response = await this.connect();
+        if (!response.body) this.finished = true;
+        else this.reader = response.body.getReader();
+      }
+      this.ready.length = 0;
+      this.head = 0;
+      while (this.ready.length === 0 && !this.finished && this.reader !== undefined) await this.read(this.reader);
+      if (this.head < this.ready.length) return { value: this.ready[this.head++] as SSEChunk, done: false };
+      this.close();
+      return DONE;
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
+  private async read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    let result: ReadableStreamReadResult<Uint8Array>;
+    try {
+      result = await reader.read();
+    } catch (error) {
+      throw this.signal.aborted
+        ? new AgentTransportError('aborted', 'The stream was aborted', { cause: this.signal.reason })
+        : new AgentTransportError('network_error', `The stream from ${this.url} broke: ${(error as Error).message}`, {
+            cause: error,
+          });
+    }
+    if (result.done) {
+      const rest = this.decoder.decode();
+      if (rest !== '') this.parser.feed(rest);
+      // A CR at the very end may be the first half of a CRLF, so the parser waits for
+      // more; at the end of the stream it can only be a line end.
+      if ((rest || this.lastText).endsWith('\r')) this.parser.feed('\n');
+      this.finished = true;
+      return;
+    }
+    const text = this.decoder.decode(result.value, { stream: true });
+    if (text !== '') this.lastText = text;
+    this.parser.feed(text);
+    if (this.parseError) {
+      throw new AgentTransportError(
+        'frame_too_large',
+        `A server-sent event frame exceeded ${this.maxFrameSize} characters`,
+        {
+          cause: this.parseError,
+        },
+      );
+    }
+  }
+}
+
 /**
  * Server-sent events over fetch. It yields one chunk per event, framed by
  * `eventsource-parser` (LF, CRLF and CR line ends, multi-line data, comments, `event`,
@@ -61,7 +172,7 @@ export function createSSETransport<Request = unknown>(
 ): AgentTransport<Request, SSEChunk> {
   const maxFrameSize = options.maxFrameSize ?? 10 * 1024 * 1024;
 
-  async function* stream(request: Request, signal: AbortSignal, lastEventId?: string): AsyncGenerator<SSEChunk> {
+  async function connect(request: Request, signal: AbortSignal, lastEventId: string | undefined): Promise<Response> {
     // Bound to globalThis: a bare `fetch` reference called as a method throws "Illegal invocation" in browsers.
     const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     const method = options.method ?? 'POST';
@@ -73,7 +184,6 @@ export function createSSETransport<Request = unknown>(
       body = options.body ? options.body(request) : JSON.stringify(request);
       if (!options.body && !headers.has('content-type')) headers.set('content-type', 'application/json');
     }
-
     let response: Response;
     try {
       response = await fetchImpl(options.url, { method, headers, body, signal });
@@ -83,7 +193,9 @@ export function createSSETransport<Request = unknown>(
         : new AgentTransportError(
             'network_error',
             `Request to ${String(options.url)} failed: ${(error as Error).message}`,
-            { cause: error },
+            {
+              cause: error,
+            },
           );
     }
     if (response.status >= 400) {
@@ -102,70 +214,11 @@ export function createSSETransport<Request = unknown>(
         { status: response.status, contentType },
       );
     }
-    if (!response.body) return;
-
-    const ready: SSEChunk[] = [];
-    let parseError: Error | undefined;
-    const parser = createParser({
-      maxBufferSize: maxFrameSize,
-      onEvent(message: EventSourceMessage) {
-        const chunk: SSEChunk = { data: message.data };
-        if (message.event !== undefined) chunk.event = message.event;
-        if (message.id !== undefined) chunk.id = message.id;
-        ready.push(chunk);
-      },
-      onError(error) {
-        if (error.type === 'max-buffer-size-exceeded') parseError ??= error;
-      },
-    });
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let lastText = '';
-    try {
-      while (true) {
-        let result: ReadableStreamReadResult<Uint8Array>;
-        try {
-          result = await reader.read();
-        } catch (error) {
-          throw signal.aborted
-            ? new AgentTransportError('aborted', 'The stream was aborted', { cause: signal.reason })
-            : new AgentTransportError(
-                'network_error',
-                `The stream from ${String(options.url)} broke: ${(error as Error).message}`,
-                {
-                  cause: error,
-                },
-              );
-        }
-        if (result.done) {
-          const rest = decoder.decode();
-          if (rest !== '') parser.feed(rest);
-          // A CR at the very end may be the first half of a CRLF, so the parser waits for
-          // more; at the end of the stream it can only be a line end.
-          if ((rest || lastText).endsWith('\r')) parser.feed('\n');
-          break;
-        }
-        const text = decoder.decode(result.value, { stream: true });
-        if (text !== '') lastText = text;
-        parser.feed(text);
-        if (parseError) {
-          throw new AgentTransportError(
-            'frame_too_large',
-            `A server-sent event frame exceeded ${maxFrameSize} characters`,
-            {
-              cause: parseError,
-            },
-          );
-        }
-        // Index loop, not shift(): a read may hold thousands of frames.
-        for (let index = 0; index < ready.length; index += 1) yield ready[index] as SSEChunk;
-        ready.length = 0;
-      }
-      for (const chunk of ready) yield chunk;
-    } finally {
-      reader.cancel().catch(() => {});
-    }
+    return response;
   }
+
+  const stream = (request: Request, signal: AbortSignal, lastEventId?: string): AsyncIterableIterator<SSEChunk> =>
+    new SSEFrames(() => connect(request, signal, lastEventId), signal, String(options.url), maxFrameSize);
 
   return {
     kind: 'sse',

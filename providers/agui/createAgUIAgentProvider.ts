@@ -194,8 +194,28 @@ function hydrateMessage(context: AgUIContextState, message: AnyAgUIEvent): Agent
   return out;
 }
 
+/** The three streamed deltas while no chunk stream is open: most events, mapped without detours. */
+function mapPlainDelta(event: AnyAgUIEvent, events: AgentRunEmitter): AgentEvent[] | undefined {
+  switch (event.type) {
+    case 'TEXT_MESSAGE_CONTENT':
+      return [events.emit('message.delta', { messageId: event.messageId as string, delta: event.delta as string })];
+    case 'REASONING_MESSAGE_CONTENT':
+      return [events.emit('reasoning.delta', { reasoningId: event.messageId as string, delta: event.delta as string })];
+    case 'TOOL_CALL_ARGS':
+      return [
+        events.emit('tool.arguments_delta', { toolCallId: event.toolCallId as string, delta: event.delta as string }),
+      ];
+    default:
+      return undefined;
+  }
+}
+
 function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIAgentProviderOptions): AgentEvent[] {
   const { events } = context;
+  if (context.lanes.size === 0) {
+    const mapped = mapPlainDelta(event, events);
+    if (mapped !== undefined) return mapped;
+  }
   const lane = typeof event.subagentRunId === 'string' ? event.subagentRunId : '';
   const extra = subagentMeta(event);
   switch (event.type) {
