@@ -62,7 +62,14 @@ export async function agentstate(format: 'agui' | 'openai', bytes: Uint8Array, m
 export async function agUIClient(bytes: Uint8Array): Promise<number> {
   const agent = new HttpAgent({ url: 'http://bench.invalid', fetch: (async () => responseOf(bytes)) as typeof fetch });
   let events = 0;
-  await agent.runAgent({ runId: 'run' }, { onEvent: () => void (events += 1) });
+  await agent.runAgent(
+    { runId: 'run' },
+    {
+      onEvent: () => {
+        events += 1;
+      },
+    },
+  );
   if (agent.messages.length < 2) throw new Error('@ag-ui/client: wrong messages');
   return events;
 }
