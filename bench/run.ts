@@ -27,7 +27,11 @@ async function measure(
   run: () => unknown,
   options: { warmup?: boolean; budgetMs?: number } = {},
 ): Promise<Measurement> {
-  if (options.warmup !== false) await run();
+  // Two warm-up runs: the first size would otherwise measure the JIT as much as the code.
+  if (options.warmup !== false) {
+    await run();
+    await run();
+  }
   const times: number[] = [];
   let peak = 0;
   const started = performance.now();

@@ -193,3 +193,28 @@ describe('createSSETransport against a real HTTP server', () => {
     expect(server.requests[0]).toMatchObject({ method: 'GET', body: '' });
   });
 });
+
+describe('createSSETransport at the end of a stream', () => {
+  it('drops an event the stream ended in the middle of, as EventSource does', async () => {
+    server = await startHttpServer((_request, response) => {
+      response.writeHead(200, SSE_HEADERS);
+      response.end('data: complete\n\ndata: never finished\n');
+    });
+    const chunks = await collect(createSSETransport({ url: server.url }).open({}, new AbortController().signal));
+    expect(chunks).toEqual([{ data: 'complete' }]);
+  });
+
+  it('stops reading when the consumer stops, and the server sees the connection close', async () => {
+    server = await startHttpServer((_request, response) => {
+      response.writeHead(200, SSE_HEADERS);
+      response.write('data: one\n\ndata: two\n\n');
+    });
+    const seen: SSEChunk[] = [];
+    for await (const chunk of createSSETransport({ url: server.url }).open({}, new AbortController().signal)) {
+      seen.push(chunk);
+      break;
+    }
+    expect(seen).toEqual([{ data: 'one' }]);
+    await server.closed(0);
+  });
+});

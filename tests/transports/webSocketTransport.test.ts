@@ -122,3 +122,15 @@ describe('createWebSocketTransport against a real ws server', () => {
     }
   });
 });
+
+describe('createWebSocketTransport without a server', () => {
+  it('reports a refused connection as a network_error', async () => {
+    const probe = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => probe.once('listening', () => resolve()));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const { frames, error } = await run(`ws://127.0.0.1:${port}`);
+    expect(frames).toEqual([]);
+    expect(AgentTransportError.isInstance(error) && error.code).toBe('network_error');
+  });
+});
