@@ -71,6 +71,45 @@ const rows: PipelineRow[] = [];
 const encoder = new TextEncoder();
 let aguiClientTooSlow = false;
 
+/**
+ * Runs the pipelines round-robin: every round runs each once, so a noisy moment of the
+ * machine falls on all of them alike; the first two rounds are warm-up.
+ */
+async function measureSideBySide(
+  pipelines: ReadonlyArray<{ name: string; run: () => unknown }>,
+): Promise<Map<string, Measurement>> {
+  const times = new Map<string, number[]>(pipelines.map((pipeline) => [pipeline.name, []]));
+  const peaks = new Map<string, number>(pipelines.map((pipeline) => [pipeline.name, 0]));
+  for (let round = 0; round < RUNS + 2; round += 1) {
+    for (const pipeline of pipelines) {
+      gc();
+      const baseline = process.memoryUsage.rss();
+      let high = baseline;
+      const sampler = setInterval(() => {
+        high = Math.max(high, process.memoryUsage.rss());
+      }, 2);
+      const start = performance.now();
+      await pipeline.run();
+      const elapsed = performance.now() - start;
+      clearInterval(sampler);
+      high = Math.max(high, process.memoryUsage.rss());
+      if (round < 2) continue;
+      times.get(pipeline.name)?.push(elapsed);
+      peaks.set(pipeline.name, Math.max(peaks.get(pipeline.name) ?? 0, high - baseline));
+    }
+  }
+  const result = new Map<string, Measurement>();
+  for (const [name, samples] of times) {
+    samples.sort((a, b) => a - b);
+    result.set(name, {
+      median: samples[Math.floor((samples.length - 1) / 2)] as number,
+      runs: samples.length,
+      peakRssMb: (peaks.get(name) ?? 0) / 1024 / 1024,
+    });
+  }
+  return result;
+}
+
 for (const size of SIZES) {
   const workload = createWorkload(size);
   const texts = { agui: encodeAgUI(workload), openai: encodeOpenAI(workload), ui: encodeUIMessageStream(workload) };
@@ -80,52 +119,66 @@ for (const size of SIZES) {
     ui: encoder.encode(texts.ui),
   };
   const frames = { agui: floor(texts.agui), openai: floor(texts.openai), ui: floor(texts.ui) };
-  const floors = {
-    agui: await measure(() => floor(texts.agui)),
-    openai: await measure(() => floor(texts.openai)),
-    ui: await measure(() => floor(texts.ui)),
-  };
-  const add = (name: string, format: keyof typeof frames, measurement: Measurement | undefined, note?: string) => {
-    const row: PipelineRow = { size, name, frames: frames[format], measurement, floor: floors[format].median };
-    if (note !== undefined) row.note = note;
-    rows.push(row);
-  };
-  add('floor: SSE split + JSON.parse (AG-UI bytes)', 'agui', floors.agui);
-  add('agentstate, AG-UI, read at end', 'agui', await measure(() => agentstate('agui', bytes.agui, 'end')));
-  add(
-    'agentstate, AG-UI, read per 16 KiB frame',
-    'agui',
-    await measure(() => agentstate('agui', bytes.agui, 'per-read')),
-  );
+  const pipelines: Array<{ name: string; format: keyof typeof frames; run: () => unknown }> = [
+    { name: 'floor: SSE split + JSON.parse (AG-UI bytes)', format: 'agui', run: () => floor(texts.agui) },
+    { name: 'agentstate, AG-UI, read at end', format: 'agui', run: () => agentstate('agui', bytes.agui, 'end') },
+    {
+      name: 'agentstate, AG-UI, read per 16 KiB frame',
+      format: 'agui',
+      run: () => agentstate('agui', bytes.agui, 'per-read'),
+    },
+    { name: 'floor: SSE split + JSON.parse (OpenAI bytes)', format: 'openai', run: () => floor(texts.openai) },
+    {
+      name: 'agentstate, OpenAI-compatible, read at end',
+      format: 'openai',
+      run: () => agentstate('openai', bytes.openai, 'end'),
+    },
+    {
+      name: 'agentstate, OpenAI-compatible, read per 16 KiB frame',
+      format: 'openai',
+      run: () => agentstate('openai', bytes.openai, 'per-read'),
+    },
+    { name: 'floor: SSE split + JSON.parse (AI SDK bytes)', format: 'ui', run: () => floor(texts.ui) },
+    { name: 'ai readUIMessageStream (with its chunk parsing)', format: 'ui', run: () => aiSdk(bytes.ui) },
+  ];
+  const measured = await measureSideBySide(pipelines);
+  const floorOf = (format: keyof typeof frames) =>
+    (
+      measured.get(
+        pipelines.find((pipeline) => pipeline.format === format && pipeline.name.startsWith('floor'))?.name ?? '',
+      ) as Measurement
+    ).median;
+  for (const pipeline of pipelines) {
+    rows.push({
+      size,
+      name: pipeline.name,
+      frames: frames[pipeline.format],
+      measurement: measured.get(pipeline.name),
+      floor: floorOf(pipeline.format),
+    });
+  }
+  // @ag-ui/client is quadratic: measured apart, within a time budget, and skipped once one run passes 20 s.
+  const clientName = '@ag-ui/client HttpAgent (verify, chunks, apply)';
   if (aguiClientTooSlow) {
-    add('@ag-ui/client HttpAgent (verify, chunks, apply)', 'agui', undefined, 'skipped: quadratic, see the row above');
+    rows.push({
+      size,
+      name: clientName,
+      frames: frames.agui,
+      measurement: undefined,
+      floor: floorOf('agui'),
+      note: 'skipped: quadratic, see the row above',
+    });
   } else {
-    const slow = size > SIZES[0]!;
+    const slow = size > (SIZES[0] as number);
     const measurement = await measure(() => agUIClient(bytes.agui), {
       warmup: !slow,
       budgetMs: slow ? 1 : TIME_BUDGET_MS,
     });
-    add(
-      '@ag-ui/client HttpAgent (verify, chunks, apply)',
-      'agui',
-      measurement,
-      measurement.runs < RUNS ? `${measurement.runs} run(s): over the time budget` : undefined,
-    );
+    const row: PipelineRow = { size, name: clientName, frames: frames.agui, measurement, floor: floorOf('agui') };
+    if (measurement.runs < RUNS) row.note = `${measurement.runs} run(s): over the time budget`;
+    rows.push(row);
     if (measurement.median > 20_000) aguiClientTooSlow = true;
   }
-  add('floor: SSE split + JSON.parse (OpenAI bytes)', 'openai', floors.openai);
-  add(
-    'agentstate, OpenAI-compatible, read at end',
-    'openai',
-    await measure(() => agentstate('openai', bytes.openai, 'end')),
-  );
-  add(
-    'agentstate, OpenAI-compatible, read per 16 KiB frame',
-    'openai',
-    await measure(() => agentstate('openai', bytes.openai, 'per-read')),
-  );
-  add('floor: SSE split + JSON.parse (AI SDK bytes)', 'ui', floors.ui);
-  add('ai readUIMessageStream (with its chunk parsing)', 'ui', await measure(() => aiSdk(bytes.ui)));
   console.log(`measured N=${size}`);
 }
 
