@@ -14,6 +14,7 @@ export type { AgentRunClosing } from './AgentRunTracker';
 export { AgentRunTracker } from './AgentRunTracker';
 export type { AgentRunEmitter } from './createAgentRunEmitter';
 export { createAgentRunEmitter } from './createAgentRunEmitter';
+export { AGENT_EVENT_TYPE_GROUPS, eventTypesOf } from './eventTypeGroups';
 export type {
   LocalAgentContext,
   LocalAgentInput,

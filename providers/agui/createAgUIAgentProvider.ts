@@ -12,6 +12,7 @@ import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
+import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
 import { AgUIEventError, readAgUIChunk } from './parseAgUIEvent';
 
@@ -62,36 +63,10 @@ export interface AgUIContextState {
   serverRun: { threadId: string; runId: string } | undefined;
 }
 
-const AGUI_EVENT_TYPES: AgentEventType[] = [
-  'run.started',
-  'run.completed',
-  'run.failed',
-  'run.cancelled',
-  'message.started',
-  'message.delta',
-  'message.completed',
-  'message.failed',
-  'message.cancelled',
-  'reasoning.started',
-  'reasoning.delta',
-  'reasoning.completed',
-  'reasoning.failed',
-  'reasoning.cancelled',
-  'tool.requested',
-  'tool.arguments_delta',
-  'tool.arguments_completed',
-  'tool.completed',
-  'tool.failed',
-  'tool.cancelled',
-  'approval.requested',
-  'approval.resolved',
-  'task.created',
-  'task.completed',
-  'task.failed',
-  'task.cancelled',
-  'state.snapshot',
-  'state.delta',
-];
+const AGUI_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool', 'approval', 'task', 'state'], {
+  // AG-UI has no running state for tools, and steps carry no progress.
+  except: ['tool.running', 'task.updated'],
+});
 
 type AnyAgUIEvent = BaseEvent & Record<string, unknown>;
 

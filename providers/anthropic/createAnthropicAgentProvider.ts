@@ -4,6 +4,7 @@ import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
+import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
 
 /** A message as the Messages API takes it. */
@@ -75,29 +76,7 @@ export interface AnthropicContext {
   model: string | undefined;
 }
 
-const ANTHROPIC_EVENT_TYPES: AgentEventType[] = [
-  'run.started',
-  'run.completed',
-  'run.failed',
-  'run.cancelled',
-  'message.started',
-  'message.delta',
-  'message.completed',
-  'message.failed',
-  'message.cancelled',
-  'reasoning.started',
-  'reasoning.delta',
-  'reasoning.completed',
-  'reasoning.failed',
-  'reasoning.cancelled',
-  'tool.requested',
-  'tool.arguments_delta',
-  'tool.arguments_completed',
-  'tool.running',
-  'tool.completed',
-  'tool.failed',
-  'tool.cancelled',
-];
+const ANTHROPIC_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool']);
 
 interface StreamEvent {
   type: string;

@@ -3,6 +3,7 @@ import { isAbortError } from '../../transports/AgentTransportError';
 import { createAsyncIterableTransport } from '../../transports/createAsyncIterableTransport';
 import type { AgentProvider } from '../AgentProvider';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
+import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
 import type { LocalAgentChunk, LocalAgentScript } from './localAgentChunks';
 import { runLocalAgentScript } from './runLocalAgentScript';
@@ -21,40 +22,7 @@ export type LocalAgentProviderOptions =
   | { script: LocalAgentScript | ((input: LocalAgentInput) => LocalAgentScript); runtime?: never }
   | { runtime: LocalAgentRuntime; script?: never };
 
-const LOCAL_EVENT_TYPES: AgentEventType[] = [
-  'run.started',
-  'run.completed',
-  'run.failed',
-  'run.cancelled',
-  'message.started',
-  'message.delta',
-  'message.completed',
-  'message.failed',
-  'message.cancelled',
-  'reasoning.started',
-  'reasoning.delta',
-  'reasoning.completed',
-  'reasoning.failed',
-  'reasoning.cancelled',
-  'tool.requested',
-  'tool.arguments_delta',
-  'tool.arguments_completed',
-  'tool.running',
-  'tool.completed',
-  'tool.failed',
-  'tool.cancelled',
-  'approval.requested',
-  'approval.resolved',
-  'task.created',
-  'task.updated',
-  'task.completed',
-  'task.failed',
-  'task.cancelled',
-  'artifact.created',
-  'artifact.updated',
-  'artifact.completed',
-  'artifact.failed',
-];
+const LOCAL_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool', 'approval', 'task', 'artifact']);
 
 function mapChunk(chunk: LocalAgentChunk, events: AgentRunEmitter): AgentEvent[] {
   switch (chunk.type) {

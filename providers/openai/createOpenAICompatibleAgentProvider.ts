@@ -4,6 +4,7 @@ import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
+import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
 
 /** A chat message as the Chat Completions API takes it. */
@@ -88,27 +89,10 @@ interface CompletionChunk {
   error?: { message?: string; code?: string | number | null; type?: string };
 }
 
-const OPENAI_EVENT_TYPES: AgentEventType[] = [
-  'run.started',
-  'run.completed',
-  'run.failed',
-  'run.cancelled',
-  'message.started',
-  'message.delta',
-  'message.completed',
-  'message.failed',
-  'message.cancelled',
-  'reasoning.started',
-  'reasoning.delta',
-  'reasoning.completed',
-  'reasoning.failed',
-  'reasoning.cancelled',
-  'tool.requested',
-  'tool.arguments_delta',
-  'tool.arguments_completed',
-  'tool.failed',
-  'tool.cancelled',
-];
+const OPENAI_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool'], {
+  // The application executes the tool calls: they never run or complete in this stream.
+  except: ['tool.running', 'tool.completed'],
+});
 
 function closeReasoning(context: OpenAIContext): AgentEvent[] {
   if (context.reasoningId === undefined || !context.events.tracker.isOpen('reasoning', context.reasoningId)) return [];
