@@ -7,7 +7,7 @@ import type {
   RunAgentInput,
 } from '@ag-ui/core';
 import type { AgentContentPart, AgentMessageContent } from '../../protocol/contentSchemas';
-import type { AgentEvent, AgentEventType, AgentUsage } from '../../protocol/eventSchemas';
+import type { AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';

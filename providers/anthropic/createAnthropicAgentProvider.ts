@@ -1,5 +1,5 @@
 import { AgentError } from '../../protocol/errors';
-import type { AgentEvent, AgentEventType, AgentUsage } from '../../protocol/eventSchemas';
+import type { AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';

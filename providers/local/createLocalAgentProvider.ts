@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentEventType } from '../../protocol/eventSchemas';
+import type { AgentEvent } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
 import { createAsyncIterableTransport } from '../../transports/createAsyncIterableTransport';
 import type { AgentProvider } from '../AgentProvider';
