@@ -1,4 +1,4 @@
-import { type ActorRefFrom, type AnyActorRef, createActor, type InspectionEvent } from 'xstate';
+import { type AnyActorRef, createActor, type InspectionEvent } from 'xstate';
 import type { AgentCommand } from '../protocol/commandSchemas';
 import { AgentError, AgentProtocolError } from '../protocol/errors';
 import type { AgentEvent, AgentEventOf } from '../protocol/eventSchemas';
@@ -23,9 +23,22 @@ import {
   getEventEntityId,
   isFinalEntityStatus,
 } from './entityEvents';
-import type { EntitySpawn, runMachine } from './runMachine';
+import type { EntitySpawn } from './runMachine';
 import { SeenEvents } from './SeenEvents';
 import { sessionMachine } from './sessionMachine';
+import { commandTarget, commandTargetKey, submitCommand } from './storeCommands';
+import {
+  ABSORBED,
+  belongsTo,
+  type EntityHandle,
+  emptyEntityMaps,
+  hasIdentity,
+  jsonCopy,
+  type Outcome,
+  type RunHandle,
+  type RunRef,
+  stateName,
+} from './storeHandles';
 
 export type AgentProtocolMode = 'record' | 'strict';
 
@@ -54,79 +67,6 @@ export interface AgentStore {
   /** Ends the submission of a command (the runtime answered, or sending it failed). */
   settle(command: AgentCommand): void;
   destroy(): void;
-}
-
-type RunRef = ActorRefFrom<typeof runMachine>;
-
-interface EntityHandle {
-  kind: AgentEntityKind;
-  id: string;
-  key: string;
-  actorId: string;
-  run: RunHandle;
-  /** The live actor; undefined once the entity is final (its record stays in AgentState). */
-  ref: AnyActorRef | undefined;
-  /** Streamed deltas not yet given to the machine, and the last event that carried one. */
-  pendingDelta: string;
-  pendingEvent: AgentEvent | undefined;
-}
-
-interface RunHandle {
-  runId: string;
-  sessionId: string;
-  started: boolean;
-  ref: RunRef | undefined;
-  entities: Record<AgentEntityKind, Map<string, EntityHandle>>;
-  live: Set<EntityHandle>;
-  seen: SeenEvents;
-  lastSequence: number;
-  /** Whether `lastSequence` moved since the projection last saw it. */
-  sequenceDirty: boolean;
-  /** Events at or below this sequence are covered by the state the store was reset from. */
-  restoredSequence: number;
-}
-
-const ABSORBED = Symbol('absorbed');
-type Outcome = AgentProtocolIssue | typeof ABSORBED | undefined;
-
-function jsonCopy(value: unknown): unknown {
-  try {
-    const text = JSON.stringify(value);
-    return text === undefined ? null : JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
-
-function hasIdentity(value: unknown): value is { runId: string; eventId: string } {
-  if (typeof value !== 'object' || value === null) return false;
-  const { runId, eventId } = value as Record<string, unknown>;
-  return typeof runId === 'string' && runId !== '' && typeof eventId === 'string' && eventId !== '';
-}
-
-/** A state value as a dotted path: `waiting.submitting`. */
-function stateName(snapshot: { value: unknown }): string {
-  let value = snapshot.value;
-  const path: string[] = [];
-  while (typeof value === 'object' && value !== null) {
-    const [key, child] = Object.entries(value)[0] ?? [];
-    if (key === undefined) break;
-    path.push(key);
-    value = child;
-  }
-  if (typeof value === 'string') path.push(value);
-  return path.join('.');
-}
-
-function emptyEntityMaps(): Record<AgentEntityKind, Map<string, EntityHandle>> {
-  return {
-    message: new Map(),
-    reasoning: new Map(),
-    toolCall: new Map(),
-    approval: new Map(),
-    task: new Map(),
-    artifact: new Map(),
-  };
 }
 
 /**
@@ -622,37 +562,6 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     for (const [run, spawns] of spawnsByRun) spawnEntities(run, spawns);
   }
 
-  function targetOf(command: AgentCommand): { run: RunHandle; ref: AnyActorRef } | undefined {
-    const run = runs.get(command.runId);
-    if (run?.ref === undefined || run.sessionId !== command.sessionId) return undefined;
-    if (command.type === 'run.cancel') return { run, ref: run.ref };
-    const handle =
-      command.type === 'approval.resolve'
-        ? run.entities.approval.get(command.payload.approvalId)
-        : run.entities.toolCall.get(command.payload.toolCallId);
-    return handle?.ref ? { run, ref: handle.ref } : undefined;
-  }
-
-  function commandTargetKey(command: AgentCommand): string {
-    const entityId =
-      command.type === 'approval.resolve'
-        ? command.payload.approvalId
-        : command.type === 'tool.retry'
-          ? command.payload.toolCallId
-          : '';
-    return `${command.type}|${getAgentEntityKey(command.runId, entityId)}`;
-  }
-
-  function submitToMachine(command: AgentCommand): boolean {
-    const target = targetOf(command);
-    if (target === undefined) return false;
-    const event = { type: command.type, command, now: now() };
-    const before = target.ref.getSnapshot();
-    if (!before.can(event)) return false;
-    target.ref.send(event);
-    return target.ref.getSnapshot() !== before;
-  }
-
   return {
     getSnapshot() {
       flush();
@@ -686,7 +595,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
         for (const [run, eventId] of batchSeen) run.seen.delete(eventId);
         rebuild(base, seenByRun);
         for (const [runId, run] of runs) run.restoredSequence = restoredSequences.get(runId) ?? -1;
-        for (const command of submitting.values()) submitToMachine(command);
+        for (const command of submitting.values()) submitCommand(runs, command, now());
         throw error;
       } finally {
         batchSeen = undefined;
@@ -712,14 +621,14 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     can(command) {
       if (destroyed || !isAgentCommand(command)) return false;
       flush();
-      const target = targetOf(command);
+      const target = commandTarget(runs, command);
       return target?.ref.getSnapshot().can({ type: command.type, command, now: now() }) ?? false;
     },
 
     submit(command) {
       if (destroyed || !isAgentCommand(command)) return false;
       flush();
-      if (!submitToMachine(command)) return false;
+      if (!submitCommand(runs, command, now())) return false;
       submitting.set(commandTargetKey(command), command);
       return true;
     },
@@ -729,7 +638,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       const key = commandTargetKey(command);
       if (submitting.get(key)?.commandId !== command.commandId) return;
       submitting.delete(key);
-      targetOf(command)?.ref.send({ type: 'command.settled' });
+      commandTarget(runs, command)?.ref.send({ type: 'command.settled' });
     },
 
     destroy() {
@@ -741,9 +650,4 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       pending = [];
     },
   };
-}
-
-/** Whether a run handle may take events of this session: an unknown session ('') takes any. */
-function belongsTo(run: { sessionId: string }, sessionId: string): boolean {
-  return run.sessionId === '' || run.sessionId === sessionId;
 }

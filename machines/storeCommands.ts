@@ -1,0 +1,41 @@
+import type { AnyActorRef } from 'xstate';
+import type { AgentCommand } from '../protocol/commandSchemas';
+import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import type { RunHandle } from './storeHandles';
+
+/** The actor a command addresses: the run for `run.cancel`, else the approval or tool call, while live. */
+export function commandTarget(
+  runs: ReadonlyMap<string, RunHandle>,
+  command: AgentCommand,
+): { run: RunHandle; ref: AnyActorRef } | undefined {
+  const run = runs.get(command.runId);
+  if (run?.ref === undefined || run.sessionId !== command.sessionId) return undefined;
+  if (command.type === 'run.cancel') return { run, ref: run.ref };
+  const handle =
+    command.type === 'approval.resolve'
+      ? run.entities.approval.get(command.payload.approvalId)
+      : run.entities.toolCall.get(command.payload.toolCallId);
+  return handle?.ref ? { run, ref: handle.ref } : undefined;
+}
+
+/** One key per command target, so one submission per target is tracked. */
+export function commandTargetKey(command: AgentCommand): string {
+  const entityId =
+    command.type === 'approval.resolve'
+      ? command.payload.approvalId
+      : command.type === 'tool.retry'
+        ? command.payload.toolCallId
+        : '';
+  return `${command.type}|${getAgentEntityKey(command.runId, entityId)}`;
+}
+
+/** Sends a command to its machine if the machine accepts it now; says whether it did. */
+export function submitCommand(runs: ReadonlyMap<string, RunHandle>, command: AgentCommand, now: number): boolean {
+  const target = commandTarget(runs, command);
+  if (target === undefined) return false;
+  const event = { type: command.type, command, now };
+  const before = target.ref.getSnapshot();
+  if (!before.can(event)) return false;
+  target.ref.send(event);
+  return target.ref.getSnapshot() !== before;
+}
