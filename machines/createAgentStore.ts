@@ -37,6 +37,7 @@ import {
   type Outcome,
   type RunHandle,
   type RunRef,
+  runActorId,
   stateName,
 } from './storeHandles';
 
@@ -245,8 +246,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     if (event.payload.title !== undefined) record.title = event.payload.title;
     if (event.meta !== undefined) record.meta = event.meta;
     touchSession(event, undefined);
-    session.send({ type: 'runs.spawn', runs: [{ actorId: event.runId, run: record }] });
-    run.ref = session.getSnapshot().children[event.runId] as RunRef | undefined;
+    session.send({ type: 'runs.spawn', runs: [{ actorId: runActorId(event.runId), run: record }] });
+    run.ref = session.getSnapshot().children[runActorId(event.runId)] as RunRef | undefined;
     projection.setRun(record);
     return undefined;
   }
@@ -326,7 +327,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     run.live.clear();
     projection.setRun(runRef.getSnapshot().context.run);
     run.ref = undefined;
-    session.send({ type: 'run.stop', actorId: run.runId });
+    session.send({ type: 'run.stop', actorId: runActorId(run.runId) });
     return undefined;
   }
 
@@ -531,7 +532,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       const handle = createRunHandle(run.id, run.sessionId);
       handle.started = true;
       handle.seen = seenByRun?.get(run.id) ?? new SeenEvents();
-      if (run.status === 'running') running.push({ actorId: run.id, run });
+      if (run.status === 'running') running.push({ actorId: runActorId(run.id), run });
     }
     for (const [runId, sequence] of Object.entries(state.lastSequenceByRun)) {
       const handle = runs.get(runId) ?? createRunHandle(runId, '');
@@ -549,7 +550,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       ] as AgentEntityState;
       const run = runs.get(entity.runId) as RunHandle;
       const handle = addEntityHandle(run, kind, entity.id, entity.key);
-      run.ref ??= children[run.runId];
+      run.ref ??= children[runActorId(run.runId)];
       if (run.ref === undefined || isFinalEntityStatus(kind, entity)) continue;
       let spawns = spawnsByRun.get(run);
       if (spawns === undefined) {
@@ -558,7 +559,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       }
       spawns.push({ kind, actorId: handle.actorId, entity } as EntitySpawn);
     }
-    for (const run of runs.values()) run.ref ??= children[run.runId];
+    for (const run of runs.values()) run.ref ??= children[runActorId(run.runId)];
     for (const [run, spawns] of spawnsByRun) spawnEntities(run, spawns);
   }
 

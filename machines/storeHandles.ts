@@ -82,3 +82,11 @@ export function emptyEntityMaps(): Record<AgentEntityKind, Map<string, EntityHan
 export function belongsTo(run: { sessionId: string }, sessionId: string): boolean {
   return run.sessionId === '' || run.sessionId === sessionId;
 }
+
+/**
+ * Actor ids are prefixed: XState keeps children in plain objects, where an id such as
+ * `__proto__` (an untrusted run id) would not be stored as a child.
+ */
+export function runActorId(runId: string): string {
+  return `run:${runId}`;
+}
