@@ -9,7 +9,8 @@ type Factory = ReturnType<typeof runEvents>;
  * and an operation that is legal for what that run has open at that point.
  */
 export function buildScenario(choices: readonly number[], endRuns: boolean): AgentEvent[] {
-  const runs = ['r1', 'r2'].map((runId) => ({
+  // The second run has an id that a careless store would write into a prototype.
+  const runs = ['r1', '__proto__'].map((runId) => ({
     runId,
     events: runEvents(runId) as Factory,
     messages: [] as string[],
