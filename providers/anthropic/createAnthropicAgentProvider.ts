@@ -90,7 +90,8 @@ interface StreamEvent {
 
 function addUsage(usage: AgentUsage, source: Record<string, unknown> | undefined): void {
   if (source === undefined) return;
-  for (const [field, value] of Object.entries(source)) if (typeof value === 'number') usage[field] = value;
+  // Every counter the API reports is kept, nested ones (`server_tool_use`) too.
+  for (const [field, value] of Object.entries(source)) if (value !== null && value !== undefined) usage[field] = value;
   if (typeof source.input_tokens === 'number') usage.inputTokens = source.input_tokens;
   if (typeof source.output_tokens === 'number') usage.outputTokens = source.output_tokens;
   if (typeof usage.inputTokens === 'number' && typeof usage.outputTokens === 'number') {

@@ -71,6 +71,7 @@ export interface OpenAIContext {
   completionId: string | undefined;
   done: boolean;
   counter: number;
+  refused: boolean;
 }
 
 interface ChunkDelta {
@@ -78,6 +79,7 @@ interface ChunkDelta {
   content?: string | null;
   reasoning_content?: string | null;
   reasoning?: string | null;
+  refusal?: string | null;
   tool_calls?: Array<{ index?: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
 }
 
@@ -120,13 +122,16 @@ function mapDelta(delta: ChunkDelta, context: OpenAIContext): AgentEvent[] {
       out.push(events.emit('reasoning.delta', { reasoningId: context.reasoningId, delta: reasoning }));
     }
   }
-  if (typeof delta.content === 'string' && delta.content !== '') {
+  // A refusal is what the model says instead of an answer: it is the message's text, marked in its meta.
+  const text = typeof delta.content === 'string' && delta.content !== '' ? delta.content : delta.refusal;
+  if (typeof text === 'string' && text !== '') {
     out.push(...closeReasoning(context));
     if (context.messageId === undefined) {
       context.messageId = `message-${++context.counter}`;
       out.push(events.emit('message.started', { messageId: context.messageId, role: 'assistant' }));
     }
-    out.push(events.emit('message.delta', { messageId: context.messageId, delta: delta.content }));
+    if (text === delta.refusal) context.refused = true;
+    out.push(events.emit('message.delta', { messageId: context.messageId, delta: text }));
   }
   for (const fragment of delta.tool_calls ?? []) {
     out.push(...closeReasoning(context));
@@ -157,7 +162,9 @@ function mapDelta(delta: ChunkDelta, context: OpenAIContext): AgentEvent[] {
 function finish(reason: string, context: OpenAIContext): AgentEvent[] {
   const { events } = context;
   context.finishReason = reason;
-  const meta = { meta: { openai: { finishReason: reason } } };
+  const meta = {
+    meta: { openai: context.refused ? { finishReason: reason, refusal: true } : { finishReason: reason } },
+  };
   const out = closeReasoning(context);
   if (context.messageId !== undefined && events.tracker.isOpen('message', context.messageId)) {
     out.push(events.emit('message.completed', { messageId: context.messageId }, meta));
@@ -263,6 +270,7 @@ export function createOpenAICompatibleAgentProvider(
       completionId: undefined,
       done: false,
       counter: 0,
+      refused: false,
     }),
     start(input, { events }) {
       const out: AgentEvent[] = [events.emit('run.started', { input })];

@@ -37,6 +37,7 @@ describeAgentProviderContract('openai-compatible', {
     { name: 'content filter', input: input('content-filter.sse') },
     { name: 'no [DONE]', input: input('no-done.sse') },
     { name: 'truncated stream', input: input('truncated.sse'), status: 'failed' },
+    { name: 'refusal', input: input('refusal.sse') },
     { name: 'cross-provider scenario', input: input('scenario.sse') },
   ],
 });
@@ -126,6 +127,15 @@ describe('OpenAI-compatible provider mapping (over SSE from a loopback server)',
     expect(tools.map((tool) => tool.parsedArguments)).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
     expect(tools[0]?.id).toMatch(/^call-contract-run-0-/);
     expect(tools.slice(1).map((tool) => tool.id)).toEqual(['call_2', 'call_3']);
+  });
+
+  it('keeps a refusal as the message text, marked in its meta', async () => {
+    const { state } = await runAgentProviderFixture(provider, input('refusal.sse'));
+    expect(values(state.messages)[1]).toMatchObject({
+      content: "I can't help with that.",
+      status: 'completed',
+      meta: { openai: { finishReason: 'stop', refusal: true } },
+    });
   });
 
   it('completes without [DONE] once a finish reason came, and fails a stream that just stops', async () => {
