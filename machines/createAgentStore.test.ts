@@ -305,6 +305,33 @@ describe('createAgentStore: protocol rules (record mode)', () => {
   });
 });
 
+describe('createAgentStore: sessions', () => {
+  it('records session.started, and runs keep to their session', () => {
+    const store = createAgentStore();
+    const events = runEvents('r1');
+    store.batch([
+      events.create('session.started', { title: 'Trip planning', data: { locale: 'fr' } }),
+      events.create('run.started', {}),
+      events.create('run.completed', {}),
+    ]);
+    const other = runEvents('r1', 's2', 10);
+    store.dispatch(other.create('session.started', {}));
+    const elsewhere = runEvents('r9', 's2');
+    store.dispatch(elsewhere.create('session.started', {}));
+    store.dispatch(runEvents('r9', 's1', 5).create('run.started', {}));
+    const state = store.getSnapshot();
+    expect(state.sessions.s1).toMatchObject({ id: 's1', title: 'Trip planning', data: { locale: 'fr' } });
+    expect(state.sessions.s2).toMatchObject({ id: 's2' });
+    expect(state.runs.r1?.sessionId).toBe('s1');
+    expect(state.runs.r9).toBeUndefined();
+    expect(state.issues.map((issue) => [issue.code, issue.runId])).toEqual([
+      ['session_mismatch', 'r1'],
+      ['session_mismatch', 'r9'],
+    ]);
+    expect(state.lastSequenceByRun).toEqual({ r1: 3, r9: 1 });
+  });
+});
+
 describe('createAgentStore: untrusted ids', () => {
   it('keeps runs and sessions named __proto__ or constructor as plain data', () => {
     const store = createAgentStore();
