@@ -1,7 +1,7 @@
 import { AGENT_EVENT_PROTOCOL, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
-import { checkAgentEvent } from '../protocol/parseAgentEvent';
+import { checkAgentEvent, checkStreamedDelta } from '../protocol/parseAgentEvent';
 import { randomId } from '../protocol/randomId';
 import { AgentTransportError } from '../transports/AgentTransportError';
 import type { AgentProvider, AnyAgentProvider } from './AgentProvider';
@@ -59,7 +59,7 @@ class EventGate {
   }
 
   admit(value: unknown): AgentEvent {
-    const failure = checkAgentEvent(value);
+    const failure = checkStreamedDelta(value) === undefined ? checkAgentEvent(value) : undefined;
     if (failure !== undefined) this.refuse(`emitted an invalid event: ${failure.message}`, value);
     const event = value as AgentEvent;
     if (event.sessionId !== this.sessionId) {

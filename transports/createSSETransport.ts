@@ -69,12 +69,8 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
   ) {
     this.parser = createParser({
       maxBufferSize: maxFrameSize,
-      onEvent: (message: EventSourceMessage) => {
-        const chunk: SSEChunk = { data: message.data };
-        if (message.event !== undefined) chunk.event = message.event;
-        if (message.id !== undefined) chunk.id = message.id;
-        this.ready.push(chunk);
-      },
+      // The parser's message is the chunk: `event` and `id` are undefined when the frame had none.
+      onEvent: (message: EventSourceMessage) => this.ready.push(message as SSEChunk),
       onError: (error) => {
         if (error.type === 'max-buffer-size-exceeded') this.parseError ??= error;
       },
