@@ -6,17 +6,22 @@ import type {
   ResumeEntry,
   RunAgentInput,
 } from '@ag-ui/core';
-import type { AgentContentPart, AgentMessageContent } from '../../protocol/contentSchemas';
-import type { AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
+import type { AgentEvent } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
 import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
-import { AgUIEventError, readAgUIChunk } from './parseAgUIEvent';
+import { type AgUIContextState, type AnyAgUIEvent, subagentMeta } from './agUIContext';
+import { closeAllLanes, closeLaneThen, lanesToClose, mapChunk } from './agUILanes';
+import { contentOf, hydrateMessage } from './agUIMessages';
+import { finishRun } from './agUIRunFinished';
+import { readAgUIChunk } from './parseAgUIEvent';
 
 /** What a run of an AG-UI agent starts from: the AG-UI `RunAgentInput` fields the caller owns. */
+export type { AgUIContextState } from './agUIContext';
+
 export interface AgUIAgentInput {
   messages: AgUIMessage[];
   /** Default: the session id. */
@@ -46,128 +51,10 @@ export interface AgUIAgentProviderOptions {
   onExtension?: (extension: AgUIExtensionEvent) => void;
 }
 
-type LaneKind = 'text' | 'tool' | 'reasoning';
-
-export interface AgUIContextState {
-  events: AgentRunEmitter;
-  threadId: string;
-  /** Open chunk streams, one per lane (the parent agent, or a subagent). */
-  lanes: Map<string, { kind: LaneKind; id: string }>;
-  /** Message ids the caller already has (the input history) or this run emitted. */
-  knownMessages: Set<string>;
-  /** Tool calls of this run, in order, and those that got a result. */
-  toolCalls: string[];
-  toolResults: Set<string>;
-  openSteps: Map<string, string[]>;
-  stepCount: number;
-  serverRun: { threadId: string; runId: string } | undefined;
-}
-
 const AGUI_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool', 'approval', 'task', 'state'], {
   // AG-UI has no running state for tools, and steps carry no progress.
   except: ['tool.running', 'task.updated'],
 });
-
-type AnyAgUIEvent = BaseEvent & Record<string, unknown>;
-
-function lanesToClose(context: AgUIContextState, lane: string): AgentEvent[] {
-  const open = context.lanes.get(lane);
-  if (open === undefined) return [];
-  context.lanes.delete(lane);
-  const { events } = context;
-  if (open.kind === 'text') return [events.emit('message.completed', { messageId: open.id })];
-  if (open.kind === 'reasoning') return [events.emit('reasoning.completed', { reasoningId: open.id })];
-  return [events.emit('tool.arguments_completed', { toolCallId: open.id })];
-}
-
-/** Closes the lane's open chunk stream (if any), then emits the event: the common case allocates one array. */
-function closeLaneThen(context: AgUIContextState, lane: string, emit: () => AgentEvent): AgentEvent[] {
-  if (context.lanes.size === 0) return [emit()];
-  const out = lanesToClose(context, lane);
-  out.push(emit());
-  return out;
-}
-
-function closeAllLanes(context: AgUIContextState): AgentEvent[] {
-  return [...context.lanes.keys()].flatMap((lane) => lanesToClose(context, lane));
-}
-
-function contentOf(content: unknown): AgentMessageContent {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: Record<string, unknown>): AgentContentPart => {
-    if (part.type === 'text' && typeof part.text === 'string') return { type: 'text', text: part.text };
-    return { type: `agui.${String(part.type)}`, data: part };
-  });
-}
-
-function usageOf(entries: unknown): AgentUsage | undefined {
-  if (!Array.isArray(entries) || entries.length === 0) return undefined;
-  const usage: AgentUsage = {};
-  for (const field of ['inputTokens', 'outputTokens', 'totalTokens'] as const) {
-    const values = entries
-      .map((entry: Record<string, unknown>) => entry[field])
-      .filter((value) => typeof value === 'number');
-    if (values.length > 0) usage[field] = (values as number[]).reduce((sum, value) => sum + value, 0);
-  }
-  usage.byModel = entries;
-  return usage;
-}
-
-function subagentMeta(event: AnyAgUIEvent): { meta: Record<string, unknown> } | undefined {
-  return typeof event.subagentRunId === 'string'
-    ? { meta: { agui: { subagentRunId: event.subagentRunId } } }
-    : undefined;
-}
-
-/** Emits a message already complete (from MESSAGES_SNAPSHOT), unless the caller already has it. */
-function hydrateMessage(context: AgUIContextState, message: AnyAgUIEvent): AgentEvent[] {
-  const { events } = context;
-  const id = message.id as string;
-  if (context.knownMessages.has(id)) return [];
-  context.knownMessages.add(id);
-  const out: AgentEvent[] = [];
-  switch (message.role) {
-    case 'reasoning':
-      out.push(
-        events.emit('reasoning.started', { reasoningId: id, content: String(message.content ?? '') }),
-        events.emit('reasoning.completed', { reasoningId: id }),
-      );
-      return out;
-    case 'activity':
-      return out;
-    case 'tool':
-      out.push(
-        events.emit('message.started', {
-          messageId: id,
-          role: 'tool',
-          content: contentOf(message.content),
-          toolCallId: message.toolCallId as string,
-        }),
-      );
-      break;
-    default: {
-      const role = message.role as 'user' | 'assistant' | 'system' | 'developer';
-      out.push(events.emit('message.started', { messageId: id, role, content: contentOf(message.content ?? '') }));
-    }
-  }
-  out.push(events.emit('message.completed', { messageId: id }));
-  for (const call of (message.toolCalls as Array<{ id: string; function: { name: string; arguments: string } }>) ??
-    []) {
-    if (context.toolCalls.includes(call.id)) continue;
-    context.toolCalls.push(call.id);
-    out.push(
-      events.emit('tool.requested', {
-        toolCallId: call.id,
-        name: call.function.name,
-        arguments: call.function.arguments,
-        messageId: id,
-      }),
-      events.emit('tool.arguments_completed', { toolCallId: call.id }),
-    );
-  }
-  return out;
-}
 
 /** The three streamed deltas while no chunk stream is open: most events, mapped without detours. */
 function mapPlainDelta(event: AnyAgUIEvent, events: AgentRunEmitter): AgentEvent[] | undefined {
@@ -306,104 +193,6 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
       return [];
     }
   }
-}
-
-function mapChunk(
-  event: AnyAgUIEvent,
-  context: AgUIContextState,
-  lane: string,
-  extra: { meta: Record<string, unknown> } | undefined,
-): AgentEvent[] {
-  const { events } = context;
-  const kind: LaneKind =
-    event.type === 'TEXT_MESSAGE_CHUNK' ? 'text' : event.type === 'TOOL_CALL_CHUNK' ? 'tool' : 'reasoning';
-  const id = (kind === 'tool' ? event.toolCallId : event.messageId) as string | undefined;
-  const open = context.lanes.get(lane);
-  const out: AgentEvent[] = [];
-  let current = open;
-  // A chunk continues the open stream of its lane unless it names another id.
-  if (open === undefined || open.kind !== kind || (id !== undefined && id !== open.id)) {
-    out.push(...lanesToClose(context, lane));
-    if (id === undefined) {
-      throw new AgUIEventError(
-        event.type,
-        kind === 'tool' ? 'toolCallId' : 'messageId',
-        'the first chunk of a stream must name it',
-        event,
-      );
-    }
-    current = { kind, id };
-    context.lanes.set(lane, current);
-    if (kind === 'text') {
-      context.knownMessages.add(id);
-      const role = (event.role as 'user' | 'assistant' | 'system' | 'developer' | undefined) ?? 'assistant';
-      out.push(events.emit('message.started', { messageId: id, role }, extra));
-    } else if (kind === 'reasoning') {
-      out.push(events.emit('reasoning.started', { reasoningId: id }, extra));
-    } else {
-      if (typeof event.toolCallName !== 'string') {
-        throw new AgUIEventError(event.type, 'toolCallName', 'the first chunk of a tool call must name it', event);
-      }
-      context.toolCalls.push(id);
-      const payload: { toolCallId: string; name: string; messageId?: string } = {
-        toolCallId: id,
-        name: event.toolCallName,
-      };
-      if (typeof event.parentMessageId === 'string') payload.messageId = event.parentMessageId;
-      out.push(events.emit('tool.requested', payload, extra));
-    }
-  }
-  const delta = event.delta;
-  if (typeof delta === 'string' && delta !== '' && current !== undefined) {
-    if (kind === 'text') out.push(events.emit('message.delta', { messageId: current.id, delta }));
-    else if (kind === 'reasoning') out.push(events.emit('reasoning.delta', { reasoningId: current.id, delta }));
-    else out.push(events.emit('tool.arguments_delta', { toolCallId: current.id, delta }));
-  }
-  return out;
-}
-
-function finishRun(event: AnyAgUIEvent, context: AgUIContextState): AgentEvent[] {
-  const { events } = context;
-  const outcome = event.outcome as
-    | { type: 'success'; pendingToolCallIds?: string[] }
-    | { type: 'interrupt'; interrupts: Array<Record<string, unknown>> }
-    | { type: 'cancelled' }
-    | undefined;
-  const meta = { meta: { agui: { threadId: event.threadId, runId: event.runId } } };
-  if (outcome?.type === 'cancelled') return events.close({ type: 'cancelled', reason: 'agui_cancelled' });
-  const out: AgentEvent[] = [];
-  const payload: {
-    output?: unknown;
-    usage?: AgentUsage;
-    pendingToolCallIds?: string[];
-    pendingApprovalIds?: string[];
-  } = {};
-  if (event.result !== undefined) payload.output = event.result;
-  const usage = usageOf(event.usage);
-  if (usage !== undefined) payload.usage = usage;
-  if (outcome?.type === 'interrupt') {
-    payload.pendingApprovalIds = [];
-    for (const interrupt of outcome.interrupts) {
-      const approval: Parameters<AgentRunEmitter['emit']>[1] & Record<string, unknown> = {
-        approvalId: interrupt.id as string,
-        description: (interrupt.message as string | undefined) ?? (interrupt.reason as string),
-        data: { reason: interrupt.reason, responseSchema: interrupt.responseSchema, metadata: interrupt.metadata },
-      };
-      if (typeof interrupt.toolCallId === 'string') approval.toolCallId = interrupt.toolCallId;
-      const expiresAt = typeof interrupt.expiresAt === 'string' ? Date.parse(interrupt.expiresAt) : Number.NaN;
-      if (Number.isFinite(expiresAt)) approval.expiresAt = expiresAt;
-      out.push(events.emit('approval.requested', approval as never));
-      payload.pendingApprovalIds.push(interrupt.id as string);
-    }
-  }
-  // AG-UI's own rule: the outcome lists pending tool calls, or they are the calls that got no result.
-  const pending =
-    outcome?.type === 'success' && outcome.pendingToolCallIds !== undefined
-      ? outcome.pendingToolCallIds
-      : context.toolCalls.filter((id) => !context.toolResults.has(id) && events.tracker.isOpen('tool', id));
-  if (pending.length > 0) payload.pendingToolCallIds = pending;
-  out.push(events.emit('run.completed', payload, meta));
-  return out;
 }
 
 /**

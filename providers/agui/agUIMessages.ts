@@ -1,0 +1,62 @@
+import type { AgentContentPart, AgentMessageContent } from '../../protocol/contentSchemas';
+import type { AgentEvent } from '../../protocol/eventSchemas';
+import type { AgUIContextState, AnyAgUIEvent } from './agUIContext';
+
+/** AG-UI message content as ours: text parts stay text, other parts become `agui.*` parts. */
+export function contentOf(content: unknown): AgentMessageContent {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: Record<string, unknown>): AgentContentPart => {
+    if (part.type === 'text' && typeof part.text === 'string') return { type: 'text', text: part.text };
+    return { type: `agui.${String(part.type)}`, data: part };
+  });
+}
+
+/** Emits a message already complete (from MESSAGES_SNAPSHOT), unless the caller already has it. */
+export function hydrateMessage(context: AgUIContextState, message: AnyAgUIEvent): AgentEvent[] {
+  const { events } = context;
+  const id = message.id as string;
+  if (context.knownMessages.has(id)) return [];
+  context.knownMessages.add(id);
+  const out: AgentEvent[] = [];
+  switch (message.role) {
+    case 'reasoning':
+      out.push(
+        events.emit('reasoning.started', { reasoningId: id, content: String(message.content ?? '') }),
+        events.emit('reasoning.completed', { reasoningId: id }),
+      );
+      return out;
+    case 'activity':
+      return out;
+    case 'tool':
+      out.push(
+        events.emit('message.started', {
+          messageId: id,
+          role: 'tool',
+          content: contentOf(message.content),
+          toolCallId: message.toolCallId as string,
+        }),
+      );
+      break;
+    default: {
+      const role = message.role as 'user' | 'assistant' | 'system' | 'developer';
+      out.push(events.emit('message.started', { messageId: id, role, content: contentOf(message.content ?? '') }));
+    }
+  }
+  out.push(events.emit('message.completed', { messageId: id }));
+  for (const call of (message.toolCalls as Array<{ id: string; function: { name: string; arguments: string } }>) ??
+    []) {
+    if (context.toolCalls.includes(call.id)) continue;
+    context.toolCalls.push(call.id);
+    out.push(
+      events.emit('tool.requested', {
+        toolCallId: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+        messageId: id,
+      }),
+      events.emit('tool.arguments_completed', { toolCallId: call.id }),
+    );
+  }
+  return out;
+}
