@@ -23,6 +23,22 @@ interface Measurement {
   peakRssMb: number;
 }
 
+/** Runs once after a collection, and says how long it took and how far RSS rose above where it started. */
+async function timed(run: () => unknown): Promise<{ elapsed: number; rssRise: number }> {
+  gc();
+  const baseline = process.memoryUsage.rss();
+  let high = baseline;
+  const sampler = setInterval(() => {
+    high = Math.max(high, process.memoryUsage.rss());
+  }, 2);
+  const start = performance.now();
+  await run();
+  const elapsed = performance.now() - start;
+  clearInterval(sampler);
+  high = Math.max(high, process.memoryUsage.rss());
+  return { elapsed, rssRise: high - baseline };
+}
+
 async function measure(
   run: () => unknown,
   options: { warmup?: boolean; budgetMs?: number } = {},
@@ -36,18 +52,9 @@ async function measure(
   let peak = 0;
   const started = performance.now();
   while (times.length < RUNS) {
-    gc();
-    const baseline = process.memoryUsage.rss();
-    let high = baseline;
-    const sampler = setInterval(() => {
-      high = Math.max(high, process.memoryUsage.rss());
-    }, 2);
-    const start = performance.now();
-    await run();
-    times.push(performance.now() - start);
-    clearInterval(sampler);
-    high = Math.max(high, process.memoryUsage.rss());
-    peak = Math.max(peak, high - baseline);
+    const { elapsed, rssRise } = await timed(run);
+    times.push(elapsed);
+    peak = Math.max(peak, rssRise);
     if (performance.now() - started > (options.budgetMs ?? TIME_BUDGET_MS)) break;
   }
   times.sort((a, b) => a - b);
@@ -82,20 +89,10 @@ async function measureSideBySide(
   const peaks = new Map<string, number>(pipelines.map((pipeline) => [pipeline.name, 0]));
   for (let round = 0; round < RUNS + 2; round += 1) {
     for (const pipeline of pipelines) {
-      gc();
-      const baseline = process.memoryUsage.rss();
-      let high = baseline;
-      const sampler = setInterval(() => {
-        high = Math.max(high, process.memoryUsage.rss());
-      }, 2);
-      const start = performance.now();
-      await pipeline.run();
-      const elapsed = performance.now() - start;
-      clearInterval(sampler);
-      high = Math.max(high, process.memoryUsage.rss());
+      const { elapsed, rssRise } = await timed(pipeline.run);
       if (round < 2) continue;
       times.get(pipeline.name)?.push(elapsed);
-      peaks.set(pipeline.name, Math.max(peaks.get(pipeline.name) ?? 0, high - baseline));
+      peaks.set(pipeline.name, Math.max(peaks.get(pipeline.name) ?? 0, rssRise));
     }
   }
   const result = new Map<string, Measurement>();

@@ -48,10 +48,6 @@ export class AgentStateProjection {
     this.committed = state;
   }
 
-  get hasChanges(): boolean {
-    return this.changed;
-  }
-
   setEntity(kind: AgentEntityKind, entity: AgentEntityState): void {
     let changes = this.entities.get(kind);
     if (changes === undefined) {

@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentEventOf, AgentEventType } from '../protocol/eventSchemas';
+import type { AgentEvent, AgentEventOf } from '../protocol/eventSchemas';
 import type {
   AgentApprovalState,
   AgentArtifactState,
@@ -78,10 +78,6 @@ export type EntityStartEvent = AgentEventOf<
 /** The entity id an entity event names. */
 export function getEventEntityId(event: AgentEvent, route: EntityRoute): string {
   return (event.payload as Record<string, string>)[route.idField] as string;
-}
-
-export function isEntityEventType(type: AgentEventType): boolean {
-  return ENTITY_EVENT_ROUTES.has(type);
 }
 
 /** The first record of an entity, from the event that starts it. */

@@ -213,16 +213,9 @@ export function createPartialJsonParser(): PartialJsonParser {
         startValue(char);
         return;
       case 'firstObjectKey':
-        if (close(char)) return;
-        if (char !== '"') {
-          fail(`expected a key, got ${JSON.stringify(char)}`);
-          return;
-        }
-        stringRole = 'key';
-        buffer = '';
-        state = 'string';
-        return;
       case 'objectKey':
+        // Only the first key may instead close the object: `{"a":1,}` is not JSON.
+        if (state === 'firstObjectKey' && close(char)) return;
         if (char !== '"') {
           fail(`expected a key, got ${JSON.stringify(char)}`);
           return;
