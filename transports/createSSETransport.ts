@@ -138,7 +138,15 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
     }
     const text = this.decoder.decode(result.value, { stream: true });
     if (text !== '') this.lastText = text;
-    this.parser.feed(text);
+    // A frame cut by the read leaves a fragment in the parser, which then joins it to the
+    // whole next text, a copy of every read. Fed up to its first line end and then the rest,
+    // only the first line is joined.
+    const lineEnd = text.indexOf('\n');
+    if (lineEnd === -1 || lineEnd === text.length - 1) this.parser.feed(text);
+    else {
+      this.parser.feed(text.slice(0, lineEnd + 1));
+      this.parser.feed(text.slice(lineEnd + 1));
+    }
     if (this.parseError) {
       throw new AgentTransportError(
         'frame_too_large',
