@@ -22,8 +22,19 @@ export function getOwn<Value>(record: Record<string, Value>, key: string): Value
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
+/**
+ * A copy of `base` with `changes` set. A container of thousands of entities is a
+ * dictionary-mode object; copying it key by key takes about half the time of a spread,
+ * and this copy is the one cost of a read that grows with the number of entities.
+ */
 function merged<Value>(base: Record<string, Value>, changes: ReadonlyMap<string, Value>): Record<string, Value> {
-  const next = { ...base };
+  const next: Record<string, Value> = {};
+  const keys = Object.keys(base);
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index] as string;
+    if (key === '__proto__') setOwn(next, key, base[key]);
+    else next[key] = base[key] as Value;
+  }
   for (const [key, value] of changes) setOwn(next, key, value);
   return next;
 }
