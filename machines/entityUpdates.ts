@@ -16,8 +16,11 @@ export interface CommandSettledEvent {
 /** The reason recorded on entities closed because their run ended while they were active. */
 export const RUN_TERMINATED_REASON = 'run_terminated';
 
+/** Fields to set, where `undefined` means "leave it as it is". */
+export type DefinedPatch<Value> = { [Key in keyof Value]?: Value[Key] | undefined };
+
 /** Copies the defined fields of `patch` onto a copy of `base`: records never hold `undefined`. */
-export function withDefined<Value extends object>(base: Value, patch: Partial<Value>): Value {
+export function withDefined<Value extends object>(base: Value, patch: DefinedPatch<Value>): Value {
   const next = { ...base };
   for (const key in patch) {
     if (patch[key] !== undefined) next[key] = patch[key] as Value[typeof key];
@@ -38,7 +41,7 @@ export function cancelEntity<Entity extends AgentEntityBase & { status: string }
   reason: string | undefined,
   timestamp: number,
 ): Entity {
-  return withDefined(entity, { status: 'cancelled', reason, updatedAt: timestamp } as Partial<Entity>);
+  return withDefined(entity, { status: 'cancelled', reason, updatedAt: timestamp } as DefinedPatch<Entity>);
 }
 
 /**

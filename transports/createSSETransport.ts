@@ -183,7 +183,7 @@ export function createSSETransport<Request = unknown>(
     const headers = new Headers(typeof options.headers === 'function' ? await options.headers() : options.headers);
     headers.set('accept', 'text/event-stream');
     if (lastEventId !== undefined) headers.set('last-event-id', lastEventId);
-    let body: BodyInit | undefined;
+    let body: BodyInit | null = null;
     if (method !== 'GET') {
       body = options.body ? options.body(request) : JSON.stringify(request);
       if (!options.body && !headers.has('content-type')) headers.set('content-type', 'application/json');
