@@ -1,7 +1,11 @@
 // `npm run bench`: the pipelines side by side in one process, entity scaling, checkpoint
 // cost and bundle sizes. Prints tables and writes bench/RESULTS.md.
-import { writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import type { AgentState } from '../machines/agentState';
@@ -11,6 +15,7 @@ import type { AgentEvent } from '../protocol/eventSchemas';
 import { agentstate, agUIClient, aiSdk, floor } from './pipelines';
 import { createWorkload, encodeAgUI, encodeOpenAI, encodeUIMessageStream } from './workload';
 
+const execFileAsync = promisify(execFile);
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const SIZES = [10_000, 50_000, 100_000];
 const RUNS = 5;
@@ -20,23 +25,19 @@ const TIME_BUDGET_MS = 60_000;
 interface Measurement {
   median: number;
   runs: number;
-  peakRssMb: number;
 }
 
-/** Runs once after a collection, and says how long it took and how far RSS rose above where it started. */
-async function timed(run: () => unknown): Promise<{ elapsed: number; rssRise: number }> {
+/** Runs once after a collection, and says how long it took. */
+async function timed(run: () => unknown): Promise<number> {
   gc();
-  const baseline = process.memoryUsage.rss();
-  let high = baseline;
-  const sampler = setInterval(() => {
-    high = Math.max(high, process.memoryUsage.rss());
-  }, 2);
   const start = performance.now();
   await run();
-  const elapsed = performance.now() - start;
-  clearInterval(sampler);
-  high = Math.max(high, process.memoryUsage.rss());
-  return { elapsed, rssRise: high - baseline };
+  return performance.now() - start;
+}
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
 }
 
 async function measure(
@@ -49,25 +50,32 @@ async function measure(
     await run();
   }
   const times: number[] = [];
-  let peak = 0;
   const started = performance.now();
   while (times.length < RUNS) {
-    const { elapsed, rssRise } = await timed(run);
-    times.push(elapsed);
-    peak = Math.max(peak, rssRise);
+    times.push(await timed(run));
     if (performance.now() - started > (options.budgetMs ?? TIME_BUDGET_MS)) break;
   }
-  times.sort((a, b) => a - b);
-  return {
-    median: times[Math.floor((times.length - 1) / 2)] as number,
-    runs: times.length,
-    peakRssMb: peak / 1024 / 1024,
-  };
+  return { median: median(times), runs: times.length };
+}
+
+/**
+ * How far one run of a pipeline raises resident memory, measured in a fresh process
+ * (bench/memory.ts): in this one, a heap grown by earlier pipelines hides it.
+ */
+async function peakRssRise(id: string, file: string): Promise<number> {
+  const script = fileURLToPath(new URL('./memory.ts', import.meta.url));
+  const args = ['--expose-gc', '--import', 'tsx', script, id, file];
+  const { stdout } = await execFileAsync(process.execPath, args, { maxBuffer: 1 << 20 });
+  return (JSON.parse(stdout) as { peakRiseMb: number }).peakRiseMb;
 }
 
 interface PipelineRow {
   size: number;
   name: string;
+  /** The pipeline's name in bench/memory.ts, and the file of the bytes it reads. */
+  memoryId: string;
+  bytesFile?: string;
+  peakRssMb?: number;
   frames: number;
   measurement: Measurement | undefined;
   floor: number;
@@ -79,6 +87,8 @@ const encoder = new TextEncoder();
 /** The last @ag-ui/client median and its size, to project the next size's time. */
 let aguiClientLastMedian = 0;
 let aguiClientLastSize = 1;
+/** The bytes of each size and format, for the memory runs in their own processes. */
+const bytesDir = mkdtempSync(join(os.tmpdir(), 'agentstate-bench-'));
 
 /**
  * Runs the pipelines round-robin: every round runs each once, so a noisy moment of the
@@ -88,24 +98,14 @@ async function measureSideBySide(
   pipelines: ReadonlyArray<{ name: string; run: () => unknown }>,
 ): Promise<Map<string, Measurement>> {
   const times = new Map<string, number[]>(pipelines.map((pipeline) => [pipeline.name, []]));
-  const peaks = new Map<string, number>(pipelines.map((pipeline) => [pipeline.name, 0]));
   for (let round = 0; round < RUNS + 2; round += 1) {
     for (const pipeline of pipelines) {
-      const { elapsed, rssRise } = await timed(pipeline.run);
-      if (round < 2) continue;
-      times.get(pipeline.name)?.push(elapsed);
-      peaks.set(pipeline.name, Math.max(peaks.get(pipeline.name) ?? 0, rssRise));
+      const elapsed = await timed(pipeline.run);
+      if (round >= 2) times.get(pipeline.name)?.push(elapsed);
     }
   }
   const result = new Map<string, Measurement>();
-  for (const [name, samples] of times) {
-    samples.sort((a, b) => a - b);
-    result.set(name, {
-      median: samples[Math.floor((samples.length - 1) / 2)] as number,
-      runs: samples.length,
-      peakRssMb: (peaks.get(name) ?? 0) / 1024 / 1024,
-    });
-  }
+  for (const [name, samples] of times) result.set(name, { median: median(samples), runs: samples.length });
   return result;
 }
 
@@ -118,27 +118,61 @@ for (const size of SIZES) {
     ui: encoder.encode(texts.ui),
   };
   const frames = { agui: floor(texts.agui), openai: floor(texts.openai), ui: floor(texts.ui) };
-  const pipelines: Array<{ name: string; format: keyof typeof frames; run: () => unknown }> = [
-    { name: 'floor: SSE split + JSON.parse (AG-UI bytes)', format: 'agui', run: () => floor(texts.agui) },
-    { name: 'agentstate, AG-UI, read at end', format: 'agui', run: () => agentstate('agui', bytes.agui, 'end') },
+  const files = {
+    agui: join(bytesDir, `agui-${size}.sse`),
+    openai: join(bytesDir, `openai-${size}.sse`),
+    ui: join(bytesDir, `ui-${size}.sse`),
+  };
+  for (const format of ['agui', 'openai', 'ui'] as const) writeFileSync(files[format], bytes[format]);
+  const pipelines: Array<{ name: string; format: keyof typeof frames; memoryId: string; run: () => unknown }> = [
+    {
+      name: 'floor: SSE split + JSON.parse (AG-UI bytes)',
+      format: 'agui',
+      memoryId: 'floor:agui',
+      run: () => floor(texts.agui),
+    },
+    {
+      name: 'agentstate, AG-UI, read at end',
+      format: 'agui',
+      memoryId: 'agentstate:agui:end',
+      run: () => agentstate('agui', bytes.agui, 'end'),
+    },
     {
       name: 'agentstate, AG-UI, read per 16 KiB frame',
       format: 'agui',
+      memoryId: 'agentstate:agui:per-read',
       run: () => agentstate('agui', bytes.agui, 'per-read'),
     },
-    { name: 'floor: SSE split + JSON.parse (OpenAI bytes)', format: 'openai', run: () => floor(texts.openai) },
+    {
+      name: 'floor: SSE split + JSON.parse (OpenAI bytes)',
+      format: 'openai',
+      memoryId: 'floor:openai',
+      run: () => floor(texts.openai),
+    },
     {
       name: 'agentstate, OpenAI-compatible, read at end',
       format: 'openai',
+      memoryId: 'agentstate:openai:end',
       run: () => agentstate('openai', bytes.openai, 'end'),
     },
     {
       name: 'agentstate, OpenAI-compatible, read per 16 KiB frame',
       format: 'openai',
+      memoryId: 'agentstate:openai:per-read',
       run: () => agentstate('openai', bytes.openai, 'per-read'),
     },
-    { name: 'floor: SSE split + JSON.parse (AI SDK bytes)', format: 'ui', run: () => floor(texts.ui) },
-    { name: 'ai readUIMessageStream (with its chunk parsing)', format: 'ui', run: () => aiSdk(bytes.ui) },
+    {
+      name: 'floor: SSE split + JSON.parse (AI SDK bytes)',
+      format: 'ui',
+      memoryId: 'floor:ui',
+      run: () => floor(texts.ui),
+    },
+    {
+      name: 'ai readUIMessageStream (with its chunk parsing)',
+      format: 'ui',
+      memoryId: 'ai',
+      run: () => aiSdk(bytes.ui),
+    },
   ];
   const measured = await measureSideBySide(pipelines);
   const floorOf = (format: keyof typeof frames) =>
@@ -151,38 +185,39 @@ for (const size of SIZES) {
     rows.push({
       size,
       name: pipeline.name,
+      memoryId: pipeline.memoryId,
       frames: frames[pipeline.format],
+      bytesFile: files[pipeline.format],
       measurement: measured.get(pipeline.name),
       floor: floorOf(pipeline.format),
     });
   }
-  // @ag-ui/client is quadratic, so it is measured apart: five runs up to N=50,000 (warmed up
-  // at the first size), and one run at the largest size, where five would take most of ten
-  // minutes; skipped there if even one run would take over three minutes.
+  // @ag-ui/client is quadratic, so it is measured apart: five runs at each size (warmed up
+  // at the first) while five runs fit in five minutes; above that, skipped.
   const clientName = '@ag-ui/client HttpAgent (verify, chunks, apply)';
-  const largest = size === SIZES[SIZES.length - 1];
   const projectedMs = aguiClientLastMedian * (size / aguiClientLastSize) ** 2;
-  if (largest && projectedMs > 180_000) {
+  if (RUNS * projectedMs > 300_000) {
     rows.push({
       size,
       name: clientName,
+      memoryId: 'agui-client',
       frames: frames.agui,
       measurement: undefined,
       floor: floorOf('agui'),
-      note: `skipped: one run would take about ${Math.round(projectedMs / 1000)} s`,
+      note: `skipped: quadratic, one run would take about ${Math.round(projectedMs / 1000)} s`,
     });
   } else {
-    const first = size === SIZES[0];
-    const measurement = await measure(() => agUIClient(bytes.agui), {
-      warmup: first,
-      budgetMs: largest ? 1 : 300_000,
-    });
-    const row: PipelineRow = { size, name: clientName, frames: frames.agui, measurement, floor: floorOf('agui') };
-    if (measurement.runs < RUNS) {
-      row.note = largest
-        ? `${measurement.runs} run: five would take about ${Math.round((RUNS * measurement.median) / 60_000)} min`
-        : `${measurement.runs} run(s): over the time budget`;
-    }
+    const measurement = await measure(() => agUIClient(bytes.agui), { warmup: size === SIZES[0], budgetMs: 300_000 });
+    const row: PipelineRow = {
+      size,
+      name: clientName,
+      memoryId: 'agui-client',
+      frames: frames.agui,
+      bytesFile: files.agui,
+      measurement,
+      floor: floorOf('agui'),
+    };
+    if (measurement.runs < RUNS) row.note = `${measurement.runs} run(s): over the time budget`;
     rows.push(row);
     aguiClientLastMedian = measurement.median;
     aguiClientLastSize = size;
@@ -287,6 +322,19 @@ const bundles: Array<[string, number]> = [
   ],
 ];
 
+// Peak memory: every measured pipeline once more, each in its own process, two at a time.
+const memoryJobs = rows.filter((row) => row.measurement !== undefined);
+let nextJob = 0;
+async function memoryWorker(): Promise<void> {
+  while (nextJob < memoryJobs.length) {
+    const row = memoryJobs[nextJob++] as PipelineRow;
+    row.peakRssMb = await peakRssRise(row.memoryId, row.bytesFile as string);
+  }
+}
+await Promise.all([memoryWorker(), memoryWorker()]);
+rmSync(bytesDir, { recursive: true, force: true });
+console.log('measured peak memory');
+
 // Report.
 const fmt = (value: number, digits = 1) => value.toFixed(digits);
 const lines: string[] = [];
@@ -296,7 +344,7 @@ lines.push(
   `Run on ${new Date().toISOString().slice(0, 10)}: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / 1024 ** 3, 0)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}.`,
 );
 lines.push(
-  'Produced by `npm run bench`; medians of up to 5 runs after a warm-up, all in one process. Ratios are measured side by side in this run.',
+  'Produced by `npm run bench`; medians of 5 runs after a warm-up, all in one process, each run after a full collection. Ratios are measured side by side in this run. Peak RSS rise: one more run of the pipeline in a fresh process, from the resident memory after the workload is encoded to the high-water mark.',
   '',
 );
 lines.push('## Pipelines: bytes to state', '');
@@ -305,7 +353,7 @@ lines.push(
   '',
 );
 lines.push(
-  '| N | pipeline | frames | runs | median ms | µs / frame | × floor | peak RSS MB |',
+  '| N | pipeline | frames | runs | median ms | µs / frame | × floor | peak RSS rise MB |',
   '|---|---|---|---|---|---|---|---|',
 );
 for (const row of rows) {
@@ -313,21 +361,24 @@ for (const row of rows) {
   lines.push(
     m === undefined
       ? `| ${row.size} | ${row.name} | ${row.frames} | - | - | - | - | ${row.note ?? ''} |`
-      : `| ${row.size} | ${row.name}${row.note ? ` (${row.note})` : ''} | ${row.frames} | ${m.runs} | ${fmt(m.median)} | ${fmt((m.median * 1000) / row.frames, 2)} | ${fmt(m.median / row.floor, 2)} | ${fmt(m.peakRssMb)} |`,
+      : `| ${row.size} | ${row.name}${row.note ? ` (${row.note})` : ''} | ${row.frames} | ${m.runs} | ${fmt(m.median)} | ${fmt((m.median * 1000) / row.frames, 2)} | ${fmt(m.median / row.floor, 2)} | ${row.peakRssMb === undefined ? '-' : fmt(row.peakRssMb)} |`,
   );
 }
-lines.push('', '## Scaling: time(100k) / time(10k)', '');
-lines.push('| pipeline | frames ratio | time ratio | time ratio / frames ratio |', '|---|---|---|---|');
+lines.push('', '## Scaling: time(largest N) / time(10k)', '');
+lines.push('| pipeline | sizes | frames ratio | time ratio | time ratio / frames ratio |', '|---|---|---|---|---|');
 for (const name of [...new Set(rows.map((row) => row.name))]) {
-  const small = rows.find((row) => row.name === name && row.size === SIZES[0]);
-  const large = rows.find((row) => row.name === name && row.size === SIZES[SIZES.length - 1]);
-  if (!small?.measurement || !large?.measurement) {
-    lines.push(`| ${name} | - | - | not measured at both sizes |`);
+  const measuredRows = rows.filter((row) => row.name === name && row.measurement !== undefined);
+  const small = measuredRows[0];
+  const large = measuredRows[measuredRows.length - 1];
+  if (!small?.measurement || !large?.measurement || small === large) {
+    lines.push(`| ${name} | - | - | - | measured at one size only |`);
     continue;
   }
   const framesRatio = large.frames / small.frames;
   const timeRatio = large.measurement.median / small.measurement.median;
-  lines.push(`| ${name} | ${fmt(framesRatio, 2)} | ${fmt(timeRatio, 2)} | ${fmt(timeRatio / framesRatio, 2)} |`);
+  lines.push(
+    `| ${name} | ${small.size} → ${large.size} | ${fmt(framesRatio, 2)} | ${fmt(timeRatio, 2)} | ${fmt(timeRatio / framesRatio, 2)} |`,
+  );
 }
 lines.push('', '## Entity scaling: 50,000 deltas into one message beside K finished entities', '');
 lines.push('| entities | µs / delta | µs / delta, state read every 130 deltas |', '|---|---|---|');
