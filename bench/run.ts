@@ -27,9 +27,14 @@ interface Measurement {
   runs: number;
 }
 
-/** Runs once after a collection, and says how long it took. */
+/**
+ * Runs once and says how long it took. No collection is forced before a timed run: a full
+ * collection deoptimizes code specialized on objects that died with the previous run
+ * (\`--trace-deopt\` shows about 15 "weak objects" deopts per run), so every run would
+ * measure V8 optimizing the pipeline again, which a stream in an application does not
+ * pay. The heap is collected once before each size's warm-up instead.
+ */
 async function timed(run: () => unknown): Promise<number> {
-  gc();
   const start = performance.now();
   await run();
   return performance.now() - start;
@@ -44,6 +49,7 @@ async function measure(
   run: () => unknown,
   options: { warmup?: boolean; budgetMs?: number } = {},
 ): Promise<Measurement> {
+  gc();
   // Two warm-up runs: the first size would otherwise measure the JIT as much as the code.
   if (options.warmup !== false) {
     await run();
@@ -98,6 +104,7 @@ async function measureSideBySide(
   pipelines: ReadonlyArray<{ name: string; run: () => unknown }>,
 ): Promise<Map<string, Measurement>> {
   const times = new Map<string, number[]>(pipelines.map((pipeline) => [pipeline.name, []]));
+  gc();
   for (let round = 0; round < RUNS + 2; round += 1) {
     for (const pipeline of pipelines) {
       const elapsed = await timed(pipeline.run);
@@ -344,7 +351,7 @@ lines.push(
   `Run on ${new Date().toISOString().slice(0, 10)}: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / 1024 ** 3, 0)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}.`,
 );
 lines.push(
-  'Produced by `npm run bench`; medians of 5 runs after a warm-up, all in one process, each run after a full collection. Ratios are measured side by side in this run. Peak RSS rise: one more run of the pipeline in a fresh process, from the resident memory after the workload is encoded to the high-water mark.',
+  'Produced by `npm run bench`; medians of 5 runs after a warm-up, all in one process, the heap collected before each size. Ratios are measured side by side in this run. Peak RSS rise: one more run of the pipeline in a fresh process, from the resident memory after the workload is encoded to the high-water mark.',
   '',
 );
 lines.push('## Pipelines: bytes to state', '');

@@ -38,11 +38,14 @@ export function isAgentCommand(value: unknown): value is AgentCommand {
   return agentCommandSchema.safeParse(value).success;
 }
 
-const DELTA_ENTITY_FIELD: Readonly<Record<string, string>> = {
-  'message.delta': 'messageId',
-  'reasoning.delta': 'reasoningId',
-  'tool.arguments_delta': 'toolCallId',
-};
+/** The payload field naming the entity of a streamed delta type, or undefined for other types. */
+function deltaEntityField(type: unknown): string | undefined {
+  // Comparisons, not a lookup table: a keyed load with a string from JSON costs more.
+  if (type === 'message.delta') return 'messageId';
+  if (type === 'tool.arguments_delta') return 'toolCallId';
+  if (type === 'reasoning.delta') return 'reasoningId';
+  return undefined;
+}
 
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
@@ -79,9 +82,8 @@ function isValidDelta(value: Record<string, unknown>, deltaField: string): boole
  */
 export function checkStreamedDelta(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const deltaField = DELTA_ENTITY_FIELD[(value as { type?: unknown }).type as string];
-  if (deltaField === undefined || !Object.hasOwn(DELTA_ENTITY_FIELD, (value as { type: string }).type))
-    return undefined;
+  const deltaField = deltaEntityField((value as { type?: unknown }).type);
+  if (deltaField === undefined) return undefined;
   return isValidDelta(value as Record<string, unknown>, deltaField) ? deltaField : undefined;
 }
 
@@ -98,7 +100,7 @@ export function checkAgentEvent(value: unknown): AgentValidationFailure | undefi
   if (schema === undefined || !Object.hasOwn(agentEventSchemas, type as string)) {
     return toValidationFailure(agentEventSchema.safeParse(value).error?.issues ?? [], value);
   }
-  const deltaField = DELTA_ENTITY_FIELD[type as string];
+  const deltaField = deltaEntityField(type);
   if (deltaField === undefined) {
     const result = schema.safeParse(value);
     return result.success ? undefined : toValidationFailure(result.error.issues, value);

@@ -23,12 +23,6 @@ export class AgUIEventError extends AgentError {
   }
 }
 
-const DELTA_SHAPES: Readonly<Record<string, string>> = {
-  TEXT_MESSAGE_CONTENT: 'messageId',
-  TOOL_CALL_ARGS: 'toolCallId',
-  REASONING_MESSAGE_CONTENT: 'messageId',
-};
-
 /**
  * The three streamed delta events in their plain shape (`type`, id, `delta`, an optional
  * integer `timestamp`, nothing else) are accepted without zod: AG-UI's schema would accept
@@ -36,15 +30,25 @@ const DELTA_SHAPES: Readonly<Record<string, string>> = {
  * pipeline per delta. Everything else goes through `@ag-ui/core`'s schema.
  */
 function isPlainDelta(event: Record<string, unknown>): boolean {
-  const idField = DELTA_SHAPES[event.type as string];
-  if (idField === undefined || typeof event[idField] !== 'string' || typeof event.delta !== 'string') return false;
+  // Comparisons, not a lookup table: a keyed load with a string from JSON costs more.
+  const type = event.type;
+  let idField: string;
+  if (type === 'TEXT_MESSAGE_CONTENT' || type === 'REASONING_MESSAGE_CONTENT') {
+    if (typeof event.messageId !== 'string') return false;
+    idField = 'messageId';
+  } else if (type === 'TOOL_CALL_ARGS') {
+    if (typeof event.toolCallId !== 'string') return false;
+    idField = 'toolCallId';
+  } else {
+    return false;
+  }
+  if (typeof event.delta !== 'string') return false;
   let keys = 0;
   for (const key in event) {
     keys += 1;
     if (key !== 'type' && key !== idField && key !== 'delta' && key !== 'timestamp') return false;
   }
-  if ('timestamp' in event && !Number.isSafeInteger(event.timestamp)) return false;
-  return keys >= 3;
+  return keys === 3 || (keys === 4 && Number.isSafeInteger(event.timestamp));
 }
 
 /** Validates one AG-UI event with `@ag-ui/core`'s schema; unknown fields are kept, as AG-UI does. */
