@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { agentMessageContentSchema } from '../protocol/contentSchemas';
+import { createQuickAccept, type QuickAccept } from '../protocol/createQuickAccept';
 import { AgentValidationError } from '../protocol/errors';
 import {
   agentErrorInfoSchema,
@@ -32,101 +33,100 @@ const entityBase = {
 
 const record = <Schema extends z.ZodMiniType>(schema: Schema) => z.record(z.string(), schema);
 
+const entrySchemas = {
+  sessions: z.object({ id, title: text, data, createdAt: time, updatedAt: time }),
+  runs: z.object({
+    id,
+    sessionId: id,
+    status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+    title: text,
+    input: data,
+    output: data,
+    usage: z.optional(agentUsageSchema),
+    error: z.optional(agentErrorInfoSchema),
+    reason: text,
+    pendingToolCallIds: z.optional(z.array(id)),
+    pendingApprovalIds: z.optional(z.array(id)),
+    startedAt: time,
+    updatedAt: time,
+    endedAt: z.optional(time),
+    meta: z.optional(z.record(z.string(), z.unknown())),
+  }),
+  messages: z.object({
+    ...entityBase,
+    role: agentMessageRoleSchema,
+    content: agentMessageContentSchema,
+    status: z.enum(['streaming', 'completed', 'failed', 'cancelled']),
+    name: text,
+    toolCallId: text,
+  }),
+  reasoning: z.object({
+    ...entityBase,
+    redacted: z.boolean(),
+    content: z.string(),
+    summary: text,
+    status: z.enum(['streaming', 'completed', 'failed', 'cancelled']),
+  }),
+  toolCalls: z.object({
+    ...entityBase,
+    name: id,
+    arguments: z.string(),
+    parsedArguments: data,
+    argumentsError: text,
+    status: z.enum(['streaming_arguments', 'awaiting_execution', 'running', 'completed', 'failed', 'cancelled']),
+    result: data,
+    attempt: z.number().check(z.int(), z.gte(1)),
+    retryOf: text,
+    messageId: text,
+  }),
+  approvals: z.object({
+    ...entityBase,
+    status: z.enum(['waiting', 'resolved', 'cancelled']),
+    toolCallId: text,
+    description: text,
+    risk: text,
+    data,
+    editable: z.boolean(),
+    expiresAt: z.optional(time),
+    version: z.optional(z.union([z.string(), z.number()])),
+    decision: z.optional(approvalDecisionSchema),
+    resolvedData: data,
+  }),
+  tasks: z.object({
+    ...entityBase,
+    status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+    title: text,
+    description: text,
+    parentTaskId: text,
+    progress: z.optional(z.number()),
+    data,
+    result: data,
+  }),
+  artifacts: z.object({
+    ...entityBase,
+    status: z.enum(['open', 'completed', 'failed', 'cancelled']),
+    mediaType: id,
+    version: z.number(),
+    title: text,
+    name: text,
+    content: text,
+    uri: text,
+    data,
+  }),
+  lastSequenceByRun: z.number().check(z.int(), z.gte(-1)),
+  state: z.unknown(),
+};
+
 /** The schema of a whole AgentState, as `reset` and checkpoints receive it from outside. */
 export const agentStateSchema = z.object({
-  sessions: record(z.object({ id, title: text, data, createdAt: time, updatedAt: time })),
-  runs: record(
-    z.object({
-      id,
-      sessionId: id,
-      status: z.enum(['running', 'completed', 'failed', 'cancelled']),
-      title: text,
-      input: data,
-      output: data,
-      usage: z.optional(agentUsageSchema),
-      error: z.optional(agentErrorInfoSchema),
-      reason: text,
-      pendingToolCallIds: z.optional(z.array(id)),
-      pendingApprovalIds: z.optional(z.array(id)),
-      startedAt: time,
-      updatedAt: time,
-      endedAt: z.optional(time),
-      meta: z.optional(z.record(z.string(), z.unknown())),
-    }),
-  ),
-  messages: record(
-    z.object({
-      ...entityBase,
-      role: agentMessageRoleSchema,
-      content: agentMessageContentSchema,
-      status: z.enum(['streaming', 'completed', 'failed', 'cancelled']),
-      name: text,
-      toolCallId: text,
-    }),
-  ),
-  reasoning: record(
-    z.object({
-      ...entityBase,
-      redacted: z.boolean(),
-      content: z.string(),
-      summary: text,
-      status: z.enum(['streaming', 'completed', 'failed', 'cancelled']),
-    }),
-  ),
-  toolCalls: record(
-    z.object({
-      ...entityBase,
-      name: id,
-      arguments: z.string(),
-      parsedArguments: data,
-      argumentsError: text,
-      status: z.enum(['streaming_arguments', 'awaiting_execution', 'running', 'completed', 'failed', 'cancelled']),
-      result: data,
-      attempt: z.number().check(z.int(), z.gte(1)),
-      retryOf: text,
-      messageId: text,
-    }),
-  ),
-  approvals: record(
-    z.object({
-      ...entityBase,
-      status: z.enum(['waiting', 'resolved', 'cancelled']),
-      toolCallId: text,
-      description: text,
-      risk: text,
-      data,
-      editable: z.boolean(),
-      expiresAt: z.optional(time),
-      version: z.optional(z.union([z.string(), z.number()])),
-      decision: z.optional(approvalDecisionSchema),
-      resolvedData: data,
-    }),
-  ),
-  tasks: record(
-    z.object({
-      ...entityBase,
-      status: z.enum(['running', 'completed', 'failed', 'cancelled']),
-      title: text,
-      description: text,
-      parentTaskId: text,
-      progress: z.optional(z.number()),
-      data,
-      result: data,
-    }),
-  ),
-  artifacts: record(
-    z.object({
-      ...entityBase,
-      status: z.enum(['open', 'completed', 'failed', 'cancelled']),
-      mediaType: id,
-      version: z.number(),
-      title: text,
-      name: text,
-      content: text,
-      uri: text,
-      data,
-    }),
-  ),
+  sessions: record(entrySchemas.sessions),
+  runs: record(entrySchemas.runs),
+  messages: record(entrySchemas.messages),
+  reasoning: record(entrySchemas.reasoning),
+  toolCalls: record(entrySchemas.toolCalls),
+  approvals: record(entrySchemas.approvals),
+  tasks: record(entrySchemas.tasks),
+  artifacts: record(entrySchemas.artifacts),
   order: z.array(z.object({ kind: z.enum(AGENT_ENTITY_KINDS as ['message', ...string[]]), key: id })),
   issues: z.array(
     z.object({
@@ -138,9 +138,29 @@ export const agentStateSchema = z.object({
       state: text,
     }),
   ),
-  lastSequenceByRun: record(z.number().check(z.int(), z.gte(-1))),
-  state: record(z.unknown()),
+  lastSequenceByRun: record(entrySchemas.lastSequenceByRun),
+  state: record(entrySchemas.state),
 });
+
+/**
+ * zod's records skip an own `__proto__` key (a run or session may have that id), so its
+ * entries are checked here with the schema of their record.
+ */
+function checkProtoEntries(state: AgentState): void {
+  for (const [name, schema] of Object.entries(entrySchemas)) {
+    const container = state[name as keyof typeof entrySchemas] as Record<string, unknown>;
+    const entry = Object.getOwnPropertyDescriptor(container, '__proto__');
+    if (entry === undefined) continue;
+    const result = schema.safeParse(entry.value);
+    if (!result.success) {
+      const failure = toValidationFailure(result.error.issues, entry.value);
+      fail(`${name}.__proto__${failure.path ? `.${failure.path}` : ''}`, failure.reason);
+    }
+  }
+}
+
+/** Accepts a valid state without zod's per-field cost; the schema decides whatever this does not accept. */
+let quickAccept: QuickAccept | undefined;
 
 function fail(path: string, reason: string): never {
   throw new AgentValidationError('agent state', { path, reason, message: `${path}: ${reason}` });
@@ -153,11 +173,15 @@ function fail(path: string, reason: string): never {
  * @throws AgentValidationError naming the first path that is wrong.
  */
 export function parseAgentState(value: unknown): AgentState {
-  const result = agentStateSchema.safeParse(value);
-  if (!result.success) {
-    throw new AgentValidationError('agent state', toValidationFailure(result.error.issues, value));
+  quickAccept ??= createQuickAccept(agentStateSchema);
+  if (!quickAccept(value)) {
+    const result = agentStateSchema.safeParse(value);
+    if (!result.success) {
+      throw new AgentValidationError('agent state', toValidationFailure(result.error.issues, value));
+    }
   }
   const state = value as AgentState;
+  checkProtoEntries(state);
   for (const [runId, run] of Object.entries(state.runs)) {
     if (run.id !== runId) fail(`runs.${runId}.id`, `does not match its key`);
   }

@@ -1,6 +1,7 @@
-// The default import is the one shape that Node's ESM loader (which reads the CommonJS
-// build) and bundlers (which read the ESM build) agree on.
-import jsonPatch from 'fast-json-patch';
+// fast-json-patch's ES modules, imported by path: the package's entry also pulls in its
+// observe/compare half (about 1 KB min+gzip in a browser bundle), which this never uses.
+import { applyOperation } from 'fast-json-patch/module/core.mjs';
+import { unescapePathComponent } from 'fast-json-patch/module/helpers.mjs';
 import type { JsonPatchOperation } from '../protocol/eventSchemas';
 
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -10,7 +11,7 @@ export type StatePatchResult = { success: true; state: unknown } | { success: fa
 function segmentsOf(pointer: string): string[] | undefined {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) return undefined;
-  return pointer.slice(1).split('/').map(jsonPatch.unescapePathComponent);
+  return pointer.slice(1).split('/').map(unescapePathComponent);
 }
 
 /** Shallow-copies every container on the way to the parent of `segments`, once per patch. */
@@ -56,7 +57,7 @@ export function applyStatePatch(state: unknown, patch: readonly JsonPatchOperati
       if (operation.op !== 'test') document = copyAlong(document, segments, owned);
     }
     try {
-      document = jsonPatch.applyOperation(document, operation, true, true, true, index).newDocument;
+      document = applyOperation(document, operation, true, true, true, index).newDocument;
     } catch (error) {
       const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
       return { success: false, reason: `operation ${index} (${operation.op} ${operation.path}): ${message}` };

@@ -486,6 +486,11 @@ describe('createAgentStore: commands', () => {
   });
 });
 
+/** The own entry under the key `__proto__`, which property access would not read. */
+function ownProtoEntry<Value>(record: Record<string, Value>): Value | undefined {
+  return Object.getOwnPropertyDescriptor(record, '__proto__')?.value;
+}
+
 describe('createAgentStore: reset', () => {
   it('rebuilds live actors so the stream continues where the state left off', () => {
     const { store, events } = startedStore();
@@ -538,5 +543,32 @@ describe('createAgentStore: reset', () => {
         },
       }),
     ).toThrow(/runId: names run "r9"/);
+  });
+
+  it('checks a run whose id is __proto__, which zod records skip', () => {
+    const events = runEvents('__proto__');
+    const source = createAgentStore();
+    source.batch([
+      events.create('run.started', {}),
+      events.create('message.started', { messageId: 'm', role: 'user' }),
+    ]);
+    const saved = JSON.parse(JSON.stringify(source.getSnapshot()));
+    expect(Object.hasOwn(saved.runs, '__proto__')).toBe(true);
+    const restored = createAgentStore();
+    restored.reset(saved);
+    expect(ownProtoEntry(restored.getSnapshot().runs)?.status).toBe('running');
+    expect(Object.getPrototypeOf(restored.getSnapshot().runs)).toBe(Object.prototype);
+
+    const broken = JSON.parse(JSON.stringify(saved).replace('"status":"running"', '"status":"lost"'));
+    let failure: AgentValidationError | undefined;
+    try {
+      restored.reset(broken);
+    } catch (error) {
+      failure = error as AgentValidationError;
+    }
+    expect(failure).toBeInstanceOf(AgentValidationError);
+    expect(failure?.failure.path).toBe('runs.__proto__.status');
+    // The refused state changed nothing.
+    expect(ownProtoEntry(restored.getSnapshot().runs)?.status).toBe('running');
   });
 });
