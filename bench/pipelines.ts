@@ -97,3 +97,73 @@ export async function aiSdk(bytes: Uint8Array): Promise<number> {
   if (last === undefined || last.parts.length < 20) throw new Error('ai: wrong message');
   return updates;
 }
+
+export type WireFormat = 'agui' | 'openai' | 'ui';
+
+/** One pipeline of the comparison: its id (for bench/memory.ts), its name in the tables, the bytes it reads. */
+export interface PipelineSpec {
+  id: string;
+  name: string;
+  format: WireFormat;
+  run: (input: { text: string; bytes: Uint8Array }) => unknown;
+}
+
+/** The pipelines measured side by side, round-robin, at every size. */
+export const PIPELINES: readonly PipelineSpec[] = [
+  {
+    id: 'floor:agui',
+    name: 'floor: SSE split + JSON.parse (AG-UI bytes)',
+    format: 'agui',
+    run: ({ text }) => floor(text),
+  },
+  {
+    id: 'agentstate:agui:end',
+    name: 'agentstate, AG-UI, read at end',
+    format: 'agui',
+    run: ({ bytes }) => agentstate('agui', bytes, 'end'),
+  },
+  {
+    id: 'agentstate:agui:per-read',
+    name: 'agentstate, AG-UI, read per 16 KiB frame',
+    format: 'agui',
+    run: ({ bytes }) => agentstate('agui', bytes, 'per-read'),
+  },
+  {
+    id: 'floor:openai',
+    name: 'floor: SSE split + JSON.parse (OpenAI bytes)',
+    format: 'openai',
+    run: ({ text }) => floor(text),
+  },
+  {
+    id: 'agentstate:openai:end',
+    name: 'agentstate, OpenAI-compatible, read at end',
+    format: 'openai',
+    run: ({ bytes }) => agentstate('openai', bytes, 'end'),
+  },
+  {
+    id: 'agentstate:openai:per-read',
+    name: 'agentstate, OpenAI-compatible, read per 16 KiB frame',
+    format: 'openai',
+    run: ({ bytes }) => agentstate('openai', bytes, 'per-read'),
+  },
+  {
+    id: 'floor:ui',
+    name: 'floor: SSE split + JSON.parse (AI SDK bytes)',
+    format: 'ui',
+    run: ({ text }) => floor(text),
+  },
+  {
+    id: 'ai',
+    name: 'ai readUIMessageStream (with its chunk parsing)',
+    format: 'ui',
+    run: ({ bytes }) => aiSdk(bytes),
+  },
+];
+
+/** @ag-ui/client, measured apart from the others because it is quadratic. */
+export const AGUI_CLIENT_PIPELINE: PipelineSpec = {
+  id: 'agui-client',
+  name: '@ag-ui/client HttpAgent (verify, chunks, apply)',
+  format: 'agui',
+  run: ({ bytes }) => agUIClient(bytes),
+};

@@ -12,7 +12,7 @@ import type { AgentState } from '../machines/agentState';
 import { createAgentStore } from '../machines/createAgentStore';
 import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent } from '../protocol/eventSchemas';
-import { agentstate, agUIClient, aiSdk, floor } from './pipelines';
+import { AGUI_CLIENT_PIPELINE, floor, PIPELINES } from './pipelines';
 import { createWorkload, encodeAgUI, encodeOpenAI, encodeUIMessageStream } from './workload';
 
 const execFileAsync = promisify(execFile);
@@ -131,56 +131,10 @@ for (const size of SIZES) {
     ui: join(bytesDir, `ui-${size}.sse`),
   };
   for (const format of ['agui', 'openai', 'ui'] as const) writeFileSync(files[format], bytes[format]);
-  const pipelines: Array<{ name: string; format: keyof typeof frames; memoryId: string; run: () => unknown }> = [
-    {
-      name: 'floor: SSE split + JSON.parse (AG-UI bytes)',
-      format: 'agui',
-      memoryId: 'floor:agui',
-      run: () => floor(texts.agui),
-    },
-    {
-      name: 'agentstate, AG-UI, read at end',
-      format: 'agui',
-      memoryId: 'agentstate:agui:end',
-      run: () => agentstate('agui', bytes.agui, 'end'),
-    },
-    {
-      name: 'agentstate, AG-UI, read per 16 KiB frame',
-      format: 'agui',
-      memoryId: 'agentstate:agui:per-read',
-      run: () => agentstate('agui', bytes.agui, 'per-read'),
-    },
-    {
-      name: 'floor: SSE split + JSON.parse (OpenAI bytes)',
-      format: 'openai',
-      memoryId: 'floor:openai',
-      run: () => floor(texts.openai),
-    },
-    {
-      name: 'agentstate, OpenAI-compatible, read at end',
-      format: 'openai',
-      memoryId: 'agentstate:openai:end',
-      run: () => agentstate('openai', bytes.openai, 'end'),
-    },
-    {
-      name: 'agentstate, OpenAI-compatible, read per 16 KiB frame',
-      format: 'openai',
-      memoryId: 'agentstate:openai:per-read',
-      run: () => agentstate('openai', bytes.openai, 'per-read'),
-    },
-    {
-      name: 'floor: SSE split + JSON.parse (AI SDK bytes)',
-      format: 'ui',
-      memoryId: 'floor:ui',
-      run: () => floor(texts.ui),
-    },
-    {
-      name: 'ai readUIMessageStream (with its chunk parsing)',
-      format: 'ui',
-      memoryId: 'ai',
-      run: () => aiSdk(bytes.ui),
-    },
-  ];
+  const pipelines = PIPELINES.map((spec) => ({
+    ...spec,
+    run: () => spec.run({ text: texts[spec.format], bytes: bytes[spec.format] }),
+  }));
   const measured = await measureSideBySide(pipelines);
   const floorOf = (format: keyof typeof frames) =>
     (
@@ -192,7 +146,7 @@ for (const size of SIZES) {
     rows.push({
       size,
       name: pipeline.name,
-      memoryId: pipeline.memoryId,
+      memoryId: pipeline.id,
       frames: frames[pipeline.format],
       bytesFile: files[pipeline.format],
       measurement: measured.get(pipeline.name),
@@ -201,24 +155,27 @@ for (const size of SIZES) {
   }
   // @ag-ui/client is quadratic, so it is measured apart: five runs at each size (warmed up
   // at the first) while five runs fit in five minutes; above that, skipped.
-  const clientName = '@ag-ui/client HttpAgent (verify, chunks, apply)';
+  const clientName = AGUI_CLIENT_PIPELINE.name;
   const projectedMs = aguiClientLastMedian * (size / aguiClientLastSize) ** 2;
   if (RUNS * projectedMs > 300_000) {
     rows.push({
       size,
       name: clientName,
-      memoryId: 'agui-client',
+      memoryId: AGUI_CLIENT_PIPELINE.id,
       frames: frames.agui,
       measurement: undefined,
       floor: floorOf('agui'),
       note: `skipped: quadratic, one run would take about ${Math.round(projectedMs / 1000)} s`,
     });
   } else {
-    const measurement = await measure(() => agUIClient(bytes.agui), { warmup: size === SIZES[0], budgetMs: 300_000 });
+    const measurement = await measure(() => AGUI_CLIENT_PIPELINE.run({ text: texts.agui, bytes: bytes.agui }), {
+      warmup: size === SIZES[0],
+      budgetMs: 300_000,
+    });
     const row: PipelineRow = {
       size,
       name: clientName,
-      memoryId: 'agui-client',
+      memoryId: AGUI_CLIENT_PIPELINE.id,
       frames: frames.agui,
       bytesFile: files.agui,
       measurement,
