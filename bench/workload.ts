@@ -2,6 +2,9 @@
 // three wire formats: AG-UI (with @ag-ui/encoder), OpenAI-compatible chunks, and the AI
 // SDK's UI message stream.
 import { EventEncoder } from '@ag-ui/encoder';
+import { createAgentStore } from '../machines/createAgentStore';
+import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
+import type { AgentEvent } from '../protocol/eventSchemas';
 
 export interface Workload {
   textDeltas: string[];
@@ -148,4 +151,29 @@ export function responseOf(bytes: Uint8Array, onRead?: () => void): Response {
     },
   });
   return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+}
+
+/**
+ * A store holding one run with `count` finished messages and one live message, and
+ * `deltaCount` deltas for the live one, made before any timing.
+ */
+export function storeWithEntities(count: number, deltaCount: number) {
+  const events = createAgentEventFactory({ sessionId: 's', runId: 'r', createEventId: (n) => `e${n}` });
+  const store = createAgentStore();
+  const setup: AgentEvent[] = [events.create('run.started', {})];
+  for (let index = 0; index < count; index += 1) {
+    const messageId = `old-${index}`;
+    setup.push(
+      events.create('message.started', { messageId, role: 'assistant' }),
+      events.create('message.delta', { messageId, delta: 'earlier text' }),
+      events.create('message.completed', { messageId }),
+    );
+  }
+  setup.push(events.create('message.started', { messageId: 'live', role: 'assistant' }));
+  store.batch(setup);
+  store.getSnapshot();
+  const deltas = Array.from({ length: deltaCount }, () =>
+    events.create('message.delta', { messageId: 'live', delta: 'tok ' }),
+  );
+  return { store, deltas };
 }
