@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
@@ -216,5 +217,54 @@ describe('createSSETransport at the end of a stream', () => {
     }
     expect(seen).toEqual([{ data: 'one' }]);
     await server.closed(0);
+  });
+});
+
+describe('createSSETransport framing, wherever the reads cut the stream', () => {
+  // LF, CRLF and CR line ends, comments, multi-line data, event and id fields, and
+  // characters of two, three and four bytes.
+  const text = [
+    ': hello\n\n',
+    'event: delta\r\nid: 7\r\ndata: {"t":"€"}\r\n\r\n',
+    'data: line one\ndata: line two\n\n',
+    'data: {"t":"数据 🙂"}\r\r',
+    'id: 8\ndata: x\n\n',
+    'data: {"t":"naïve"}\n\n',
+  ].join('');
+  const bytes = new TextEncoder().encode(text);
+
+  function transportOver(pieces: Uint8Array[]) {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const piece of pieces) controller.enqueue(piece);
+        controller.close();
+      },
+    });
+    const fetch = async () => new Response(body, { headers: SSE_HEADERS });
+    return createSSETransport<never>({ url: 'http://stream.invalid', fetch: fetch as typeof globalThis.fetch });
+  }
+
+  it('yields the same frames as one read of the whole stream', async () => {
+    const whole = await collect(transportOver([bytes]).open(undefined as never, new AbortController().signal));
+    expect(whole.map((chunk) => chunk.data)).toEqual([
+      '{"t":"€"}',
+      'line one\nline two',
+      '{"t":"数据 🙂"}',
+      'x',
+      '{"t":"naïve"}',
+    ]);
+    expect(whole[0]).toMatchObject({ event: 'delta', id: '7' });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 12 }),
+        async (cuts) => {
+          const points = [0, ...cuts.sort((a, b) => a - b), bytes.length];
+          const pieces = points.slice(1).map((end, index) => bytes.subarray(points[index], end));
+          const chunks = await collect(transportOver(pieces).open(undefined as never, new AbortController().signal));
+          expect(chunks).toEqual(whole);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
