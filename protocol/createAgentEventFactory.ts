@@ -3,13 +3,13 @@ import type { AgentEventOf, AgentEventPayloadMap, AgentEventType } from './event
 import { randomId } from './randomId';
 
 /**
- * Five random characters. Ids need only be unique within their run, and the sequence in
- * each id already is; the prefix tells factories apart when reading a log. Kept short so
- * that an id stays under 13 characters (up to sequence 36^6): V8 then makes it a flat
- * string, which the store hashes without first copying it.
+ * Six random characters. Ids need only be unique within their run, and the sequence in
+ * each id already is; the prefix tells factories apart. Kept short so that an id (prefix,
+ * dash, sequence in base 36) stays under 13 characters up to sequence 36^5, about 60
+ * million: V8 then makes it a flat string, which the store hashes without copying it first.
  */
 function shortPrefix(): string {
-  return randomId().replaceAll('-', '').slice(0, 5);
+  return randomId().replaceAll('-', '').slice(0, 6);
 }
 
 export interface AgentEventFactoryOptions {

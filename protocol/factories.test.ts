@@ -47,6 +47,13 @@ describe('createAgentEventFactory', () => {
     expect(a.eventId).not.toBe(b.eventId);
   });
 
+  it('makes default ids of a random prefix and the sequence in base 36, unique within the factory', () => {
+    const events = createAgentEventFactory({ sessionId: 's', runId: 'r', initialSequence: 35 });
+    const ids = [events.create('run.started', {}).eventId, events.create('run.completed', {}).eventId];
+    expect(ids[0]).toMatch(/^[0-9a-z]{6}-10$/);
+    expect(ids[1]).toBe(`${ids[0]?.slice(0, 6)}-11`);
+  });
+
   it('refuses a negative initial sequence', () => {
     expect(() => createAgentEventFactory({ sessionId: 's', runId: 'r', initialSequence: -1 })).toThrow(RangeError);
   });
