@@ -7,6 +7,7 @@ export default defineConfig({
       'machines/**/*.test.ts',
       'providers/**/*.test.ts',
       'transports/**/*.test.ts',
+      'react/**/*.test.ts',
       'tests/**/*.test.ts',
     ],
     testTimeout: 60_000,

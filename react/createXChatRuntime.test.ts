@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { AgentProviderError } from '../providers/AgentProviderError';
+import { startHttpServer } from '../tests/support/httpServer';
+import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
+import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
+import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
+import { createXChatRuntime } from './createXChatRuntime';
+import { parseXChatMessages } from './parseXChatMessages';
+
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** A local runtime that says `words` and then waits until the run is aborted. */
+function stallingProvider(words: string[]) {
+  return createLocalAgentProvider({
+    runtime: async function* (_request, signal): AsyncGenerator<LocalAgentChunk> {
+      yield { type: 'text.start', id: 'answer' };
+      for (const word of words) yield { type: 'text.delta', id: 'answer', delta: word };
+      await new Promise((_resolve, reject) => {
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    },
+  });
+}
+
+describe('createXChatRuntime', () => {
+  it('streams a run into messages and AgentState', async () => {
+    const provider = createLocalAgentProvider({
+      script: { steps: [{ type: 'text', deltas: ['Paris is ', '14 °C.'] }] },
+    });
+    const chat = createXChatRuntime({ provider, sessionId: 'conversation-1' });
+    const result = await chat.request({ prompt: 'Weather in Paris?' });
+    expect(result.status).toBe('completed');
+    const { messages, agentState, isRequesting } = chat.getSnapshot();
+    expect(isRequesting).toBe(false);
+    expect(messages.map(({ status, message }) => [message.role, message.content, status])).toEqual([
+      ['user', 'Weather in Paris?', 'local'],
+      ['assistant', 'Paris is 14 °C.', 'success'],
+    ]);
+    expect(agentState.runs[result.runId]).toMatchObject({ sessionId: 'conversation-1', status: 'completed' });
+    expect(chat.getSnapshot()).toBe(chat.getSnapshot());
+  });
+
+  it('is requesting from the call until the run ends, and tells its listeners', async () => {
+    const chat = createXChatRuntime({ provider: stallingProvider(['Thinking']) });
+    const seen: boolean[] = [];
+    chat.subscribe(() => seen.push(chat.getSnapshot().isRequesting));
+    const running = chat.request({ prompt: 'Go' });
+    expect(chat.getSnapshot().isRequesting).toBe(true);
+    await nextTask();
+    expect(chat.getSnapshot().messages.at(-1)?.status).toBe('updating');
+    chat.abort();
+    const result = await running;
+    expect(result.status).toBe('cancelled');
+    expect(chat.getSnapshot().isRequesting).toBe(false);
+    await nextTask();
+    expect(seen.at(0)).toBe(true);
+    expect(seen.at(-1)).toBe(false);
+  });
+
+  it('aborting cancels the run and its open message, keeping what streamed', async () => {
+    const chat = createXChatRuntime({ provider: stallingProvider(['Half ', 'an answer']) });
+    const running = chat.request({ prompt: 'Go' });
+    await nextTask();
+    chat.abort();
+    const { runId, status } = await running;
+    expect(status).toBe('cancelled');
+    const { agentState, messages } = chat.getSnapshot();
+    expect(agentState.runs[runId]?.status).toBe('cancelled');
+    expect(messages.at(-1)).toMatchObject({ status: 'abort', message: { content: 'Half an answer' } });
+    expect(agentState.issues).toEqual([]);
+  });
+
+  it('keeps earlier runs when a new one starts, in arrival order', async () => {
+    const provider = createLocalAgentProvider({
+      script: (input) => ({ steps: [{ type: 'text', deltas: [`You said ${input.prompt}`] }] }),
+    });
+    const chat = createXChatRuntime({ provider });
+    const first = await chat.request({ prompt: 'one' });
+    const second = await chat.request({ prompt: 'two' });
+    expect(first.runId).not.toBe(second.runId);
+    expect(chat.getSnapshot().messages.map(({ message }) => message.content)).toEqual([
+      'one',
+      'You said one',
+      'two',
+      'You said two',
+    ]);
+  });
+
+  it('notifies once per read of the stream, not once per event', async () => {
+    const deltas = Array.from({ length: 500 }, (_, index) => `${index} `);
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const server = await startHttpServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const frames = [chunk({ role: 'assistant' }), ...deltas.map((content) => chunk({ content })), chunk({}, 'stop')];
+      response.end(`${frames.join('')}data: [DONE]\n\n`);
+    });
+    try {
+      const provider = createOpenAICompatibleAgentProvider({ baseURL: `${server.url}/v1/`, model: 'gpt-4o-mini' });
+      const chat = createXChatRuntime({ provider });
+      let notifications = 0;
+      chat.subscribe(() => {
+        notifications += 1;
+      });
+      const result = await chat.request({ messages: [{ role: 'user', content: 'Count' }] });
+      await nextTask();
+      expect(result.status).toBe('completed');
+      expect(chat.getSnapshot().messages.at(-1)?.message.content).toBe(deltas.join(''));
+      // About 45 KB arrive in a few reads; per event it would be over 500 notifications.
+      expect(notifications).toBeGreaterThanOrEqual(1);
+      expect(notifications).toBeLessThan(30);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('cancels its runs when the last holder releases it, not before', async () => {
+    const chat = createXChatRuntime({ provider: stallingProvider(['x']) });
+    const releaseFirst = chat.retain();
+    const releaseSecond = chat.retain();
+    const running = chat.request({ prompt: 'Go' });
+    await nextTask();
+    releaseFirst();
+    releaseFirst();
+    await nextTask();
+    expect(chat.getSnapshot().isRequesting).toBe(true);
+    releaseSecond();
+    expect((await running).status).toBe('cancelled');
+  });
+
+  it('refuses a provider that does not speak agent-event', () => {
+    const chatProvider = { id: 'plain-chat', protocol: { name: 'chat', version: '1' } };
+    expect(() => createXChatRuntime({ provider: chatProvider as never })).toThrow(AgentProviderError);
+    expect(() => createXChatRuntime({ provider: chatProvider as never })).toThrow(/plain-chat.*agent-event/);
+  });
+});
+
+describe('parseXChatMessages', () => {
+  it('parses each message once and splits one into several with indexed ids', async () => {
+    const provider = createLocalAgentProvider({
+      script: { steps: [{ type: 'text', deltas: ['a', 'b'] }] },
+    });
+    const chat = createXChatRuntime({ provider });
+    await chat.request({ prompt: 'Hi' });
+    const parsed: string[] = [];
+    const parser = (message: { role: string; content: unknown }) => {
+      parsed.push(message.role);
+      return message.role === 'user' ? [`> ${message.content}`, '---'] : String(message.content);
+    };
+    const cache = new WeakMap();
+    const { messages } = chat.getSnapshot();
+    const first = parseXChatMessages(messages, parser, cache);
+    const again = parseXChatMessages(messages, parser, cache);
+    const userKey = messages[0]?.id;
+    expect(first.map(({ id, message, status }) => [id, message, status])).toEqual([
+      [`${userKey}:0`, '> Hi', 'local'],
+      [`${userKey}:1`, '---', 'local'],
+      [messages[1]?.id, 'ab', 'success'],
+    ]);
+    expect(again[2]).toBe(first[2]);
+    expect(parsed).toEqual(['user', 'assistant']);
+  });
+});

@@ -1,0 +1,160 @@
+import type { AgentState } from '../machines/agentState';
+import { type AgentStore, type AgentStoreOptions, createAgentStore } from '../machines/createAgentStore';
+import { type AgentMessageInfo, selectMessages } from '../machines/selectors';
+import { randomId } from '../protocol/randomId';
+import type { AgentProvider } from '../providers/AgentProvider';
+import { AgentProviderError } from '../providers/AgentProviderError';
+import { type AgentRunResult, runAgentProvider } from '../providers/runAgentProvider';
+
+export interface XChatRuntimeOptions<Input, Request, Chunk, Context> {
+  provider: AgentProvider<Input, Request, Chunk, Context>;
+  /** The session every run of this chat belongs to. Default: a random id. */
+  sessionId?: string;
+  store?: AgentStoreOptions;
+}
+
+/** What a chat view reads. The same object until the AgentState or the request count changes. */
+export interface XChatSnapshot {
+  agentState: AgentState;
+  /** The session's messages as `{ id, message, status }`, in arrival order. */
+  messages: AgentMessageInfo[];
+  /** A request is being started, or a run of this session is running. */
+  isRequesting: boolean;
+}
+
+/**
+ * The chat bridge behind `useXChat`, without React: one store, runs started through
+ * `runAgentProvider` with one AbortController each, and a snapshot for
+ * `useSyncExternalStore`.
+ *
+ * @example
+ * const chat = createXChatRuntime({ provider, sessionId: 'conversation-1' });
+ * chat.subscribe(() => render(chat.getSnapshot().messages));
+ * await chat.request({ prompt: 'Summarize this report' });
+ */
+export interface XChatRuntime<Input> {
+  readonly sessionId: string;
+  readonly store: AgentStore;
+  getSnapshot(): XChatSnapshot;
+  subscribe(listener: () => void): () => void;
+  /**
+   * Starts a new run with this input. Resolves with how the run ended; a failed or
+   * cancelled run is a result, not a rejection. It rejects only when the provider breaks
+   * its contract (`AgentProviderError`) or the store throws (strict protocol mode).
+   */
+  request(input: Input): Promise<AgentRunResult>;
+  /** Cancels every run this runtime started that is still going; each ends `cancelled`. */
+  abort(reason?: unknown): void;
+  /**
+   * Marks one user of this runtime (a mounted chat). When the last one releases it, the
+   * runs still going are cancelled: unmounting a chat is the same abort as the user's.
+   */
+  retain(): () => void;
+}
+
+function isRunningIn(state: AgentState, sessionId: string): boolean {
+  for (const runId in state.runs) {
+    const run = state.runs[runId];
+    if (run !== undefined && run.sessionId === sessionId && run.status === 'running') return true;
+  }
+  return false;
+}
+
+export function createXChatRuntime<Input, Request, Chunk, Context>(
+  options: XChatRuntimeOptions<Input, Request, Chunk, Context>,
+): XChatRuntime<Input> {
+  const { provider } = options;
+  if (provider?.protocol?.name !== 'agent-event') {
+    throw new AgentProviderError(
+      'unsupported_protocol',
+      String((provider as { id?: unknown } | undefined)?.id),
+      'is not an AgentProvider: useXChat needs protocol.name "agent-event"',
+    );
+  }
+  const sessionId = options.sessionId ?? randomId();
+  const store = createAgentStore(options.store);
+  const controllers = new Set<AbortController>();
+  const listeners = new Set<() => void>();
+  let starting = 0;
+  let holders = 0;
+  let snapshot: XChatSnapshot | undefined;
+
+  let scheduled = false;
+  const notify = () => {
+    scheduled = false;
+    for (const listener of [...listeners]) listener();
+  };
+  // Listeners hear of changes in a task of their own, after the run has dispatched what
+  // one read of the stream holds: a transport yields frame by frame, through microtasks,
+  // and reading AgentState after each event would undo the store's coalescing.
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setTimeout(notify, 0);
+  };
+  store.subscribe(schedule);
+
+  const getSnapshot = (): XChatSnapshot => {
+    const agentState = store.getSnapshot();
+    const isRequesting = starting > 0 || isRunningIn(agentState, sessionId);
+    if (snapshot?.agentState !== agentState || snapshot.isRequesting !== isRequesting) {
+      snapshot = { agentState, messages: selectMessages(agentState), isRequesting };
+    }
+    return snapshot;
+  };
+
+  const request = async (input: Input): Promise<AgentRunResult> => {
+    const controller = new AbortController();
+    controllers.add(controller);
+    starting += 1;
+    schedule();
+    let started = false;
+    const markStarted = () => {
+      if (started) return;
+      started = true;
+      starting -= 1;
+    };
+    try {
+      return await runAgentProvider({
+        provider,
+        input,
+        sessionId,
+        signal: controller.signal,
+        onEvent(event) {
+          markStarted();
+          store.dispatch(event);
+        },
+      });
+    } finally {
+      markStarted();
+      controllers.delete(controller);
+      schedule();
+    }
+  };
+
+  const abort = (reason?: unknown) => {
+    for (const controller of [...controllers]) controller.abort(reason);
+  };
+
+  return {
+    sessionId,
+    store,
+    getSnapshot,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    request,
+    abort,
+    retain() {
+      holders += 1;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holders -= 1;
+        if (holders === 0) abort(new DOMException('The chat was unmounted', 'AbortError'));
+      };
+    },
+  };
+}
