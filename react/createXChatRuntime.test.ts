@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { AgentProviderError } from '../providers/AgentProviderError';
-import { startHttpServer } from '../tests/support/httpServer';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
-import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
+import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
+import { startHttpServer } from '../tests/support/httpServer';
 import { createXChatRuntime } from './createXChatRuntime';
 import { parseXChatMessages } from './parseXChatMessages';
 

@@ -83,19 +83,24 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   // Without a key, each mounted chat has its own runtime (a new one if the provider changes).
   const [ownRuntimes] = useState(() => new WeakMap<object, XChatRuntime<Input>>());
   const runtime =
-    conversationKey === undefined
-      ? ownRuntime(ownRuntimes, provider)
-      : conversationRuntime(provider, conversationKey);
+    conversationKey === undefined ? ownRuntime(ownRuntimes, provider) : conversationRuntime(provider, conversationKey);
   useEffect(() => runtime.retain(), [runtime]);
   const snapshot = useSyncExternalStore(runtime.subscribe, runtime.getSnapshot, runtime.getSnapshot);
-  const parsedCache = useMemo(() => new WeakMap<AgentMessageInfo, XChatParsedMessage<Parsed>[]>(), [parser]);
-  const parsedMessages = useMemo(
+  // One cache per parser: a new parser function parses everything again.
+  const parsedCache = useMemo(
     () =>
       parser === undefined
+        ? undefined
+        : { parser, results: new WeakMap<AgentMessageInfo, XChatParsedMessage<Parsed>[]>() },
+    [parser],
+  );
+  const parsedMessages = useMemo(
+    () =>
+      parsedCache === undefined
         ? // Without a parser, Parsed is AgentMessageState: the messages are the parsed messages.
           (snapshot.messages as unknown as XChatParsedMessage<Parsed>[])
-        : parseXChatMessages(snapshot.messages, parser, parsedCache),
-    [snapshot.messages, parser, parsedCache],
+        : parseXChatMessages(snapshot.messages, parsedCache.parser, parsedCache.results),
+    [snapshot.messages, parsedCache],
   );
   const onRequest = useCallback((input: Input) => runtime.request(input), [runtime]);
   const abort = useCallback(() => runtime.abort(), [runtime]);

@@ -1,0 +1,84 @@
+// The page the browser test drives: useXChat over the OpenAI-compatible provider,
+// against the test server's /v1/chat/completions on the same origin.
+import { StrictMode, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { createOpenAICompatibleAgentProvider } from '../../providers/openai/createOpenAICompatibleAgentProvider';
+import { useXChat } from '../../react/useXChat';
+
+const provider = createOpenAICompatibleAgentProvider({
+  baseURL: `${window.location.origin}/v1/`,
+  apiKey: 'sk-browser',
+  model: 'gpt-4o-mini',
+});
+
+const upperCase = (message: { content: unknown }) => String(message.content).toUpperCase();
+
+function Chat({ conversationKey }: { conversationKey?: string }) {
+  const { messages, parsedMessages, agentState, onRequest, abort, isRequesting } = useXChat({
+    provider,
+    parser: upperCase,
+    ...(conversationKey === undefined ? {} : { conversationKey }),
+  });
+  const [prompt, setPrompt] = useState('');
+  return (
+    <section>
+      <output id="requesting">{String(isRequesting)}</output>
+      <ol id="messages">
+        {messages.map(({ id, message, status }) => (
+          <li key={id} data-role={message.role} data-status={status}>
+            {String(message.content)}
+          </li>
+        ))}
+      </ol>
+      <ol id="parsed">
+        {parsedMessages.map(({ id, message }) => (
+          <li key={id}>{message}</li>
+        ))}
+      </ol>
+      <ol id="runs">
+        {Object.values(agentState.runs).map((run) => (
+          <li key={run.id} data-status={run.status}>
+            {run.sessionId}
+          </li>
+        ))}
+      </ol>
+      <output id="issues">{agentState.issues.length}</output>
+      <input id="prompt" value={prompt} onChange={(event) => setPrompt(event.target.value)} />
+      <button
+        id="send"
+        type="button"
+        onClick={() => {
+          void onRequest({ messages: [{ role: 'user', content: prompt }] });
+          setPrompt('');
+        }}
+      >
+        Send
+      </button>
+      <button id="stop" type="button" onClick={abort}>
+        Stop
+      </button>
+    </section>
+  );
+}
+
+function App() {
+  const [open, setOpen] = useState(true);
+  const conversationKey = new URLSearchParams(window.location.search).get('conversation') ?? undefined;
+  return (
+    <main>
+      <button id="toggle" type="button" onClick={() => setOpen(!open)}>
+        {open ? 'Close chat' : 'Open chat'}
+      </button>
+      {open ? <Chat {...(conversationKey === undefined ? {} : { conversationKey })} /> : null}
+    </main>
+  );
+}
+
+const root = document.getElementById('root');
+if (root === null) throw new Error('no #root element');
+// StrictMode mounts, unmounts and mounts again: the hook must survive it.
+createRoot(root).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);
