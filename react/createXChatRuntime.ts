@@ -22,16 +22,7 @@ export interface XChatSnapshot {
   isRequesting: boolean;
 }
 
-/**
- * The chat bridge behind `useXChat`, without React: one store, runs started through
- * `runAgentProvider` with one AbortController each, and a snapshot for
- * `useSyncExternalStore`.
- *
- * @example
- * const chat = createXChatRuntime({ provider, sessionId: 'conversation-1' });
- * chat.subscribe(() => render(chat.getSnapshot().messages));
- * await chat.request({ prompt: 'Summarize this report' });
- */
+/** One conversation: its store, the runs it started, and what a view reads. */
 export interface XChatRuntime<Input> {
   readonly sessionId: string;
   readonly store: AgentStore;
@@ -60,6 +51,16 @@ function isRunningIn(state: AgentState, sessionId: string): boolean {
   return false;
 }
 
+/**
+ * The chat bridge behind `useXChat`, without React: one store, runs started through
+ * `runAgentProvider` with one AbortController each, and a snapshot for
+ * `useSyncExternalStore`.
+ *
+ * @example
+ * const chat = createXChatRuntime({ provider, sessionId: 'conversation-1' });
+ * chat.subscribe(() => render(chat.getSnapshot().messages));
+ * await chat.request({ prompt: 'Summarize this report' });
+ */
 export function createXChatRuntime<Input, Request, Chunk, Context>(
   options: XChatRuntimeOptions<Input, Request, Chunk, Context>,
 ): XChatRuntime<Input> {
