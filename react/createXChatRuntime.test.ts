@@ -128,6 +128,25 @@ describe('createXChatRuntime', () => {
     expect((await running).status).toBe('cancelled');
   });
 
+  it('runs a request through another provider in the same conversation', async () => {
+    const echo = (prefix: string) =>
+      createLocalAgentProvider({
+        script: (input) => ({ steps: [{ type: 'text', deltas: [`${prefix} ${input.prompt}`] }] }),
+      });
+    const chat = createXChatRuntime({ provider: echo('first:') });
+    await chat.request({ prompt: 'a' });
+    const result = await chat.request({ prompt: 'b' }, { provider: echo('second:') });
+    expect(result.status).toBe('completed');
+    expect(chat.getSnapshot().messages.map(({ message }) => message.content)).toEqual([
+      'a',
+      'first: a',
+      'b',
+      'second: b',
+    ]);
+    await expect(chat.request({ prompt: 'c' }, { provider: { id: 'x' } as never })).rejects.toThrow(AgentProviderError);
+    expect(chat.getSnapshot().isRequesting).toBe(false);
+  });
+
   it('refuses a provider that does not speak agent-event', () => {
     const chatProvider = { id: 'plain-chat', protocol: { name: 'chat', version: '1' } };
     expect(() => createXChatRuntime({ provider: chatProvider as never })).toThrow(AgentProviderError);

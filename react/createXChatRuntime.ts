@@ -2,11 +2,12 @@ import type { AgentState } from '../machines/agentState';
 import { type AgentStore, type AgentStoreOptions, createAgentStore } from '../machines/createAgentStore';
 import { type AgentMessageInfo, selectMessages } from '../machines/selectors';
 import { randomId } from '../protocol/randomId';
-import type { AgentProvider } from '../providers/AgentProvider';
+import { type AgentProvider, isAgentProvider } from '../providers/AgentProvider';
 import { AgentProviderError } from '../providers/AgentProviderError';
 import { type AgentRunResult, runAgentProvider } from '../providers/runAgentProvider';
 
 export interface XChatRuntimeOptions<Input, Request, Chunk, Context> {
+  /** The provider runs use unless `request` is given another. */
   provider: AgentProvider<Input, Request, Chunk, Context>;
   /** The session every run of this chat belongs to. Default: a random id. */
   sessionId?: string;
@@ -22,6 +23,12 @@ export interface XChatSnapshot {
   isRequesting: boolean;
 }
 
+export interface XChatRequestOptions<Input> {
+  /** The provider of this run; the conversation stays the same whichever provider runs it. */
+  // biome-ignore lint/suspicious/noExplicitAny: a provider of this input and any request, chunk and context
+  provider?: AgentProvider<Input, any, any, any>;
+}
+
 /** One conversation: its store, the runs it started, and what a view reads. */
 export interface XChatRuntime<Input> {
   readonly sessionId: string;
@@ -33,7 +40,7 @@ export interface XChatRuntime<Input> {
    * cancelled run is a result, not a rejection. It rejects only when the provider breaks
    * its contract (`AgentProviderError`) or the store throws (strict protocol mode).
    */
-  request(input: Input): Promise<AgentRunResult>;
+  request(input: Input, options?: XChatRequestOptions<Input>): Promise<AgentRunResult>;
   /** Cancels every run this runtime started that is still going; each ends `cancelled`. */
   abort(reason?: unknown): void;
   /**
@@ -41,6 +48,16 @@ export interface XChatRuntime<Input> {
    * runs still going are cancelled: unmounting a chat is the same abort as the user's.
    */
   retain(): () => void;
+}
+
+function checkAgentProvider(provider: unknown): void {
+  if (!isAgentProvider(provider)) {
+    throw new AgentProviderError(
+      'unsupported_protocol',
+      String((provider as { id?: unknown } | undefined)?.id),
+      'is not an AgentProvider: useXChat needs protocol.name "agent-event"',
+    );
+  }
 }
 
 function isRunningIn(state: AgentState, sessionId: string): boolean {
@@ -64,14 +81,7 @@ function isRunningIn(state: AgentState, sessionId: string): boolean {
 export function createXChatRuntime<Input, Request, Chunk, Context>(
   options: XChatRuntimeOptions<Input, Request, Chunk, Context>,
 ): XChatRuntime<Input> {
-  const { provider } = options;
-  if (provider?.protocol?.name !== 'agent-event') {
-    throw new AgentProviderError(
-      'unsupported_protocol',
-      String((provider as { id?: unknown } | undefined)?.id),
-      'is not an AgentProvider: useXChat needs protocol.name "agent-event"',
-    );
-  }
+  checkAgentProvider(options.provider);
   const sessionId = options.sessionId ?? randomId();
   const store = createAgentStore(options.store);
   const controllers = new Set<AbortController>();
@@ -104,7 +114,9 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     return snapshot;
   };
 
-  const request = async (input: Input): Promise<AgentRunResult> => {
+  const request = async (input: Input, requestOptions: XChatRequestOptions<Input> = {}): Promise<AgentRunResult> => {
+    const provider = requestOptions.provider ?? options.provider;
+    checkAgentProvider(provider);
     const controller = new AbortController();
     controllers.add(controller);
     starting += 1;

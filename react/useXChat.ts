@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { AgentMessageState, AgentState } from '../machines/agentState';
 import type { AgentMessageInfo } from '../machines/selectors';
 import type { AgentProvider } from '../providers/AgentProvider';
@@ -7,12 +7,15 @@ import { createXChatRuntime, type XChatRuntime } from './createXChatRuntime';
 import { parseXChatMessages, type XChatMessageParser, type XChatParsedMessage } from './parseXChatMessages';
 
 export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
-  /** The only way in: transport, address and headers belong to the provider. */
+  /**
+   * The only way in: transport, address and headers belong to the provider. Each request
+   * uses the provider of the latest render; changing it keeps the conversation.
+   */
   provider: AgentProvider<Input, Request, Chunk, Context>;
   /**
    * Names the conversation: it is the session id of its runs, and mounting a chat again
-   * with the same provider and key finds the same state. Without it, each mounted chat
-   * has a session of its own.
+   * with the same key finds the same state, for as long as the page lives. Without it,
+   * each mounted chat has a session of its own.
    */
   conversationKey?: string;
   /**
@@ -36,36 +39,33 @@ export interface UseXChatResult<Input, Parsed> {
   abort: () => void;
 }
 
-// Runtimes of keyed conversations, per provider: remounting finds the same store.
-const conversations = new WeakMap<object, Map<string, XChatRuntime<never>>>();
+// Keyed conversations live as long as the page: mounting a chat again with the same key
+// finds its store, whichever provider it is given.
+const conversations = new Map<string, XChatRuntime<never>>();
 
 function conversationRuntime<Input, Request, Chunk, Context>(
   provider: AgentProvider<Input, Request, Chunk, Context>,
   conversationKey: string,
 ): XChatRuntime<Input> {
-  let byKey = conversations.get(provider);
-  if (byKey === undefined) {
-    byKey = new Map();
-    conversations.set(provider, byKey);
-  }
-  let runtime = byKey.get(conversationKey) as XChatRuntime<Input> | undefined;
+  let runtime = conversations.get(conversationKey) as XChatRuntime<Input> | undefined;
   if (runtime === undefined) {
     runtime = createXChatRuntime({ provider, sessionId: conversationKey });
-    byKey.set(conversationKey, runtime as XChatRuntime<never>);
+    conversations.set(conversationKey, runtime as XChatRuntime<never>);
   }
   return runtime;
 }
 
+interface OwnRuntimeSlot<Input> {
+  runtime?: XChatRuntime<Input>;
+}
+
+/** The runtime of a chat without a key, made on first use. */
 function ownRuntime<Input, Request, Chunk, Context>(
-  runtimes: WeakMap<object, XChatRuntime<Input>>,
+  slot: OwnRuntimeSlot<Input>,
   provider: AgentProvider<Input, Request, Chunk, Context>,
 ): XChatRuntime<Input> {
-  let runtime = runtimes.get(provider);
-  if (runtime === undefined) {
-    runtime = createXChatRuntime({ provider });
-    runtimes.set(provider, runtime);
-  }
-  return runtime;
+  if (slot.runtime === undefined) slot.runtime = createXChatRuntime({ provider });
+  return slot.runtime;
 }
 
 /**
@@ -80,10 +80,13 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   options: UseXChatOptions<Input, Request, Chunk, Context, Parsed>,
 ): UseXChatResult<Input, Parsed> {
   const { provider, conversationKey, parser } = options;
-  // Without a key, each mounted chat has its own runtime (a new one if the provider changes).
-  const [ownRuntimes] = useState(() => new WeakMap<object, XChatRuntime<Input>>());
+  // Without a key, each mounted chat has a conversation of its own. A new provider object
+  // (one made in the component body, say) runs the next requests and keeps the conversation.
+  const [ownSlot] = useState<OwnRuntimeSlot<Input>>(() => ({}));
   const runtime =
-    conversationKey === undefined ? ownRuntime(ownRuntimes, provider) : conversationRuntime(provider, conversationKey);
+    conversationKey === undefined ? ownRuntime(ownSlot, provider) : conversationRuntime(provider, conversationKey);
+  const latestProvider = useRef(provider);
+  latestProvider.current = provider;
   useEffect(() => runtime.retain(), [runtime]);
   const snapshot = useSyncExternalStore(runtime.subscribe, runtime.getSnapshot, runtime.getSnapshot);
   // One cache per parser: a new parser function parses everything again.
@@ -102,7 +105,10 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
         : parseXChatMessages(snapshot.messages, parsedCache.parser, parsedCache.results),
     [snapshot.messages, parsedCache],
   );
-  const onRequest = useCallback((input: Input) => runtime.request(input), [runtime]);
+  const onRequest = useCallback(
+    (input: Input) => runtime.request(input, { provider: latestProvider.current }),
+    [runtime],
+  );
   const abort = useCallback(() => runtime.abort(), [runtime]);
   return {
     messages: snapshot.messages,

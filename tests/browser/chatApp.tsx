@@ -5,15 +5,21 @@ import { createRoot } from 'react-dom/client';
 import { createOpenAICompatibleAgentProvider } from '../../providers/openai/createOpenAICompatibleAgentProvider';
 import { useXChat } from '../../react/useXChat';
 
-const provider = createOpenAICompatibleAgentProvider({
-  baseURL: `${window.location.origin}/v1/`,
-  apiKey: 'sk-browser',
-  model: 'gpt-4o-mini',
-});
+const createProvider = () =>
+  createOpenAICompatibleAgentProvider({
+    baseURL: `${window.location.origin}/v1/`,
+    apiKey: 'sk-browser',
+    model: 'gpt-4o-mini',
+  });
+const sharedProvider = createProvider();
+const params = new URLSearchParams(window.location.search);
+// `?inline=1`: a new provider object on every render, as a component body that builds it would make.
+const inlineProvider = params.get('inline') === '1';
 
 const upperCase = (message: { content: unknown }) => String(message.content).toUpperCase();
 
 function Chat({ conversationKey }: { conversationKey?: string }) {
+  const provider = inlineProvider ? createProvider() : sharedProvider;
   const { messages, parsedMessages, agentState, onRequest, abort, isRequesting } = useXChat({
     provider,
     parser: upperCase,
@@ -63,7 +69,7 @@ function Chat({ conversationKey }: { conversationKey?: string }) {
 
 function App() {
   const [open, setOpen] = useState(true);
-  const conversationKey = new URLSearchParams(window.location.search).get('conversation') ?? undefined;
+  const conversationKey = params.get('conversation') ?? undefined;
   return (
     <main>
       <button id="toggle" type="button" onClick={() => setOpen(!open)}>

@@ -159,4 +159,25 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
     expect(await texts('#runs li')).toEqual(['trip-1', 'trip-1']);
     expect(pageErrors).toEqual([]);
   });
+
+  it('a provider made anew on every render keeps the conversation', async () => {
+    await page.goto(`${server.url}/?inline=1`);
+    await send('one');
+    await page.waitForSelector('#messages li[data-role="assistant"][data-status="success"]');
+    await send('two');
+    await page.waitForSelector('#messages li[data-role="assistant"][data-status="success"] >> nth=1');
+    expect(await texts('#messages li')).toEqual(['one', 'You said: one', 'two', 'You said: two']);
+    await send('slow');
+    await page.waitForSelector('#messages li[data-role="assistant"]:text("word1")');
+    const index = server.requests.length - 1;
+    await page.click('#stop');
+    await server.closed(index);
+    await page.waitForSelector('#messages li[data-role="assistant"][data-status="abort"]');
+    expect(await page.locator('#runs li').evaluateAll((items) => items.map((item) => item.dataset.status))).toEqual([
+      'completed',
+      'completed',
+      'cancelled',
+    ]);
+    expect(pageErrors).toEqual([]);
+  });
 });
