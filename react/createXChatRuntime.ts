@@ -19,7 +19,7 @@ export interface XChatSnapshot {
   agentState: AgentState;
   /** The session's messages as `{ id, message, status }`, in arrival order. */
   messages: AgentMessageInfo[];
-  /** A request is being started, or a run of this session is running. */
+  /** A request is in flight, or a run of this session is running. */
   isRequesting: boolean;
 }
 
@@ -86,7 +86,6 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const store = createAgentStore(options.store);
   const controllers = new Set<AbortController>();
   const listeners = new Set<() => void>();
-  let starting = 0;
   let holders = 0;
   let snapshot: XChatSnapshot | undefined;
 
@@ -107,7 +106,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
 
   const getSnapshot = (): XChatSnapshot => {
     const agentState = store.getSnapshot();
-    const isRequesting = starting > 0 || isRunningIn(agentState, sessionId);
+    // A request is in flight from the call until its run has ended.
+    const isRequesting = controllers.size > 0 || isRunningIn(agentState, sessionId);
     if (snapshot?.agentState !== agentState || snapshot.isRequesting !== isRequesting) {
       snapshot = { agentState, messages: selectMessages(agentState), isRequesting };
     }
@@ -119,27 +119,16 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     checkAgentProvider(provider);
     const controller = new AbortController();
     controllers.add(controller);
-    starting += 1;
     schedule();
-    let started = false;
-    const markStarted = () => {
-      if (started) return;
-      started = true;
-      starting -= 1;
-    };
     try {
       return await runAgentProvider({
         provider,
         input,
         sessionId,
         signal: controller.signal,
-        onEvent(event) {
-          markStarted();
-          store.dispatch(event);
-        },
+        onEvent: store.dispatch,
       });
     } finally {
-      markStarted();
       controllers.delete(controller);
       schedule();
     }
