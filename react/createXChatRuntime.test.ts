@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AgentProtocolError } from '../protocol/errors';
 import { AgentProviderError } from '../providers/AgentProviderError';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
@@ -145,6 +146,24 @@ describe('createXChatRuntime', () => {
     ]);
     await expect(chat.request({ prompt: 'c' }, { provider: { id: 'x' } as never })).rejects.toThrow(AgentProviderError);
     expect(chat.getSnapshot().isRequesting).toBe(false);
+  });
+
+  it('records a protocol issue, or in strict mode rejects with the store error unchanged', async () => {
+    const ghostDelta = createLocalAgentProvider({
+      runtime: async function* (): AsyncGenerator<LocalAgentChunk> {
+        yield { type: 'text.delta', id: 'ghost', delta: 'boo' };
+        yield { type: 'done' };
+      },
+    });
+    const recording = createXChatRuntime({ provider: ghostDelta });
+    expect((await recording.request({ prompt: 'Go' })).status).toBe('completed');
+    expect(recording.getSnapshot().agentState.issues.map((issue) => issue.code)).toEqual(['missing_entity']);
+
+    const strict = createXChatRuntime({ provider: ghostDelta, store: { protocolMode: 'strict' } });
+    const failure = await strict.request({ prompt: 'Go' }).catch((error: unknown) => error);
+    expect(AgentProtocolError.isInstance(failure)).toBe(true);
+    expect((failure as AgentProtocolError).issue.code).toBe('missing_entity');
+    expect(strict.getSnapshot().isRequesting).toBe(false);
   });
 
   it('refuses a provider that does not speak agent-event', () => {

@@ -19,7 +19,7 @@ export interface XChatSnapshot {
   agentState: AgentState;
   /** The session's messages as `{ id, message, status }`, in arrival order. */
   messages: AgentMessageInfo[];
-  /** A request is in flight, or a run of this session is running. */
+  /** A request of this runtime is in flight: its run has not ended yet. */
   isRequesting: boolean;
 }
 
@@ -60,14 +60,6 @@ function checkAgentProvider(provider: unknown): void {
   }
 }
 
-function isRunningIn(state: AgentState, sessionId: string): boolean {
-  for (const runId in state.runs) {
-    const run = state.runs[runId];
-    if (run !== undefined && run.sessionId === sessionId && run.status === 'running') return true;
-  }
-  return false;
-}
-
 /**
  * The chat bridge behind `useXChat`, without React: one store, runs started through
  * `runAgentProvider` with one AbortController each, and a snapshot for
@@ -106,8 +98,9 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
 
   const getSnapshot = (): XChatSnapshot => {
     const agentState = store.getSnapshot();
-    // A request is in flight from the call until its run has ended.
-    const isRequesting = controllers.size > 0 || isRunningIn(agentState, sessionId);
+    // In flight from the call until the run has ended. Not "a run is running" in AgentState:
+    // a run whose events a strict store refused stays running there, with nobody streaming it.
+    const isRequesting = controllers.size > 0;
     if (snapshot?.agentState !== agentState || snapshot.isRequesting !== isRequesting) {
       snapshot = { agentState, messages: selectMessages(agentState), isRequesting };
     }
