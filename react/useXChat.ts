@@ -32,6 +32,7 @@ export interface UseXChatResult<Input, Parsed> {
   parsedMessages: XChatParsedMessage<Parsed>[];
   /** Runs, messages, reasoning, tool calls, approvals, tasks, artifacts, shared state and issues. */
   agentState: AgentState;
+  /** True from `onRequest` until its run has ended (completed, failed or cancelled). */
   isRequesting: boolean;
   /** Starts a run; resolves with how it ended (see `XChatRuntime.request`). */
   onRequest: (input: Input) => Promise<AgentRunResult>;
