@@ -170,9 +170,12 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   function flushEntity(handle: EntityHandle): void {
     const last = handle.pendingEvent;
     if (last === undefined || handle.ref === undefined) return;
-    const delta = handle.pendingDelta;
+    // Joined into one flat string: the machine appends it to the text, and a string built
+    // by `+=` from hundreds of pieces made that transition take about twice as long.
+    const pieces = handle.pendingDelta;
+    const delta = pieces.length === 1 ? (pieces[0] as string) : pieces.join('');
+    pieces.length = 0;
     handle.pendingEvent = undefined;
-    handle.pendingDelta = '';
     handle.ref.send({ ...last, payload: { ...last.payload, delta } });
     record(handle);
   }
@@ -212,7 +215,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       actorId: `${kind}:${id}`,
       run,
       ref: undefined,
-      pendingDelta: '',
+      pendingDelta: [],
       pendingEvent: undefined,
     };
     run.entities[kind].set(id, handle);
@@ -427,12 +430,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     if (handle.pendingEvent === undefined && !handle.ref.getSnapshot().hasTag('acceptsDelta')) return false;
     // Last, because it records the id: a repeat returns false and the general path absorbs it.
     if (!run.seen.tryAdd(event.eventId)) return false;
-    if (handle.pendingEvent !== undefined) {
-      handle.pendingDelta += event.payload.delta;
-    } else {
-      handle.pendingDelta = event.payload.delta as string;
-      pending.push(handle);
-    }
+    if (handle.pendingEvent === undefined) pending.push(handle);
+    handle.pendingDelta.push(event.payload.delta as string);
     handle.pendingEvent = event;
     batchSeen?.push([run, event.eventId]);
     advanceSequence(run, event.sequence);

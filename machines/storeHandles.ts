@@ -16,7 +16,7 @@ export interface EntityHandle {
   /** The live actor; undefined once the entity is final (its record stays in AgentState). */
   ref: AnyActorRef | undefined;
   /** Streamed deltas not yet given to the machine, and the last event that carried one. */
-  pendingDelta: string;
+  pendingDelta: string[];
   pendingEvent: AgentEvent | undefined;
 }
 
