@@ -1,113 +1,128 @@
-const EMPTY = 0;
+import { EventIdFingerprints } from './EventIdFingerprints';
+
+/** Base-36 counters of up to 10 digits stay below 2^53, so they are exact as numbers. */
+const MAX_COUNTER_DIGITS = 10;
 
 /**
- * The event ids a run has seen, for idempotency, kept as 64-bit fingerprints in an
- * open-addressing table. A set of the id strings would keep every id of a long stream
- * alive, and the garbage collector would copy them again and again; this keeps two 32-bit
- * numbers per id, side by side in one typed array so that a probe touches one cache line,
- * and allocates nothing per event. Two ids collide with odds of about 1 in 2^64 per pair.
+ * The counter of an id that is `prefix` followed by a number in canonical base 36 (digits
+ * and lower-case letters, no leading zero), or -1. Canonical, so that two different ids
+ * never give the same number.
+ */
+function counterOf(eventId: string, prefix: string): number {
+  const length = eventId.length - prefix.length;
+  if (length < 1 || length > MAX_COUNTER_DIGITS || !eventId.startsWith(prefix)) return -1;
+  let counter = 0;
+  for (let index = prefix.length; index < eventId.length; index += 1) {
+    const code = eventId.charCodeAt(index);
+    let digit: number;
+    if (code >= 48 && code <= 57) digit = code - 48;
+    else if (code >= 97 && code <= 122) digit = code - 87;
+    else return -1;
+    if (digit === 0 && counter === 0 && length > 1) return -1;
+    counter = counter * 36 + digit;
+  }
+  return counter;
+}
+
+/** The prefix of an id shaped `<prefix>-<base-36 counter>`, the shape event factories give, up to and with the last dash. */
+function counterPrefixOf(eventId: string): string | undefined {
+  const dash = eventId.lastIndexOf('-');
+  if (dash < 0) return undefined;
+  const prefix = eventId.slice(0, dash + 1);
+  return counterOf(eventId, prefix) >= 0 ? prefix : undefined;
+}
+
+/**
+ * The event ids a run has seen, for idempotency. Ids shaped like the run's first one,
+ * a prefix and a base-36 counter (what `createAgentEventFactory` makes), are kept as
+ * ranges of counters: in a stream they arrive in order, so checking and recording one
+ * compares it with the last range and touches no table. Any other id, and a counter
+ * that arrives below the highest one seen, goes to a table of fingerprints. The answers
+ * are those of a set of the id strings.
  */
 export class SeenEvents {
-  /** Slot `i` is `[2i]` (the first hash, never 0 when used) and `[2i + 1]` (the second). */
-  private slots = new Int32Array(2 * 1024);
-  private count = 0;
+  private readonly others = new EventIdFingerprints();
+  /** `undefined` until the first id is seen; `null` when that id has no counter shape. */
+  private prefix: string | null | undefined;
+  /** Sorted, disjoint ranges `[starts[i], ends[i]]` of the counters seen, the last one open to growth. */
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  /** The highest counter the table holds (-1: none), so an id above it needs no table probe. */
+  private highestLate = -1;
 
   has(eventId: string): boolean {
-    fingerprint(eventId);
-    return this.find(hash[0] as number, hash[1] as number) >= 0;
+    const counter = this.counter(eventId);
+    if (counter < 0) return this.others.has(eventId);
+    if (counter <= this.highest() && this.rangeOf(counter) >= 0) return true;
+    return counter <= this.highestLate && this.others.has(eventId);
   }
 
   add(eventId: string): void {
     this.tryAdd(eventId);
   }
 
-  /** Adds the id and says whether it was new: one hash and one probe for the check and the insert. */
+  /** Adds the id and says whether it was new. */
   tryAdd(eventId: string): boolean {
-    if ((this.count + 1) * 4 > this.slots.length) this.grow();
-    fingerprint(eventId);
-    const high = hash[0] as number;
-    const low = hash[1] as number;
-    const slots = this.slots;
-    const mask = (slots.length >> 1) - 1;
-    let index = low & mask;
-    // One probe both answers whether the id is there and finds its slot if it is not.
-    while (slots[2 * index] !== EMPTY) {
-      if (slots[2 * index] === high && slots[2 * index + 1] === low) return false;
-      index = (index + 1) & mask;
+    const counter = this.counter(eventId);
+    if (counter < 0) return this.others.tryAdd(eventId);
+    const highest = this.highest();
+    if (counter <= highest) {
+      // A repeat, or a counter that came late: the table keeps those.
+      if (this.rangeOf(counter) >= 0) return false;
+      if (counter > this.highestLate) this.highestLate = counter;
+      return this.others.tryAdd(eventId);
     }
-    slots[2 * index] = high;
-    slots[2 * index + 1] = low;
-    this.count += 1;
+    // Above every range; only the table may hold it, after deletions lowered the ranges.
+    if (counter <= this.highestLate && this.others.has(eventId)) return false;
+    if (counter === highest + 1 && highest >= 0) this.ends[this.ends.length - 1] = counter;
+    else {
+      this.starts.push(counter);
+      this.ends.push(counter);
+    }
     return true;
   }
 
   /** Forgets an id again (a strict batch that failed). */
   delete(eventId: string): void {
-    fingerprint(eventId);
-    let index = this.find(hash[0] as number, hash[1] as number);
-    if (index < 0) return;
-    const slots = this.slots;
-    const mask = (slots.length >> 1) - 1;
-    // Backward-shift deletion keeps every probe sequence unbroken.
-    let next = (index + 1) & mask;
-    while (slots[2 * next] !== EMPTY) {
-      const home = (slots[2 * next + 1] as number) & mask;
-      const distanceNext = (next - home) & mask;
-      const distanceHole = (index - home) & mask;
-      if (distanceHole <= distanceNext) {
-        slots[2 * index] = slots[2 * next] as number;
-        slots[2 * index + 1] = slots[2 * next + 1] as number;
-        index = next;
-      }
-      next = (next + 1) & mask;
+    const counter = this.counter(eventId);
+    const range = counter < 0 ? -1 : this.rangeOf(counter);
+    if (range < 0) {
+      this.others.delete(eventId);
+      return;
     }
-    slots[2 * index] = EMPTY;
-    slots[2 * index + 1] = EMPTY;
-    this.count -= 1;
+    const start = this.starts[range] as number;
+    const end = this.ends[range] as number;
+    if (start === end) {
+      this.starts.splice(range, 1);
+      this.ends.splice(range, 1);
+    } else if (counter === start) this.starts[range] = start + 1;
+    else if (counter === end) this.ends[range] = end - 1;
+    else {
+      this.ends[range] = counter - 1;
+      this.starts.splice(range + 1, 0, counter + 1);
+      this.ends.splice(range + 1, 0, end);
+    }
   }
 
-  private find(high: number, low: number): number {
-    const slots = this.slots;
-    const mask = (slots.length >> 1) - 1;
-    let index = low & mask;
-    while (slots[2 * index] !== EMPTY) {
-      if (slots[2 * index] === high && slots[2 * index + 1] === low) return index;
-      index = (index + 1) & mask;
+  private highest(): number {
+    return this.ends.length === 0 ? -1 : (this.ends[this.ends.length - 1] as number);
+  }
+
+  private counter(eventId: string): number {
+    if (this.prefix === undefined) this.prefix = counterPrefixOf(eventId) ?? null;
+    return this.prefix === null ? -1 : counterOf(eventId, this.prefix);
+  }
+
+  /** The index of the range holding the counter, or -1: a binary search. */
+  private rangeOf(counter: number): number {
+    let low = 0;
+    let high = this.ends.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if ((this.ends[middle] as number) < counter) low = middle + 1;
+      else if ((this.starts[middle] as number) > counter) high = middle - 1;
+      else return middle;
     }
     return -1;
   }
-
-  private grow(): void {
-    const old = this.slots;
-    const slots = new Int32Array(old.length * 2);
-    const mask = (slots.length >> 1) - 1;
-    for (let from = 0; from < old.length; from += 2) {
-      const high = old[from] as number;
-      if (high === EMPTY) continue;
-      const low = old[from + 1] as number;
-      let index = low & mask;
-      while (slots[2 * index] !== EMPTY) index = (index + 1) & mask;
-      slots[2 * index] = high;
-      slots[2 * index + 1] = low;
-    }
-    this.slots = slots;
-  }
-}
-
-/** The fingerprint of the last id hashed, in a shared pair so that hashing allocates nothing. */
-const hash = new Int32Array(2);
-
-/** Two independent 32-bit hashes of the id (FNV-1a and a multiply-xorshift); the first is never 0. */
-function fingerprint(eventId: string): void {
-  let first = 0x811c9dc5;
-  let second = 0x9e3779b9 ^ eventId.length;
-  for (let index = 0; index < eventId.length; index += 1) {
-    const code = eventId.charCodeAt(index);
-    first = Math.imul(first ^ code, 0x01000193);
-    second = Math.imul(second ^ code, 0x5bd1e995);
-    second ^= second >>> 15;
-  }
-  first |= 0;
-  hash[0] = first === EMPTY ? 1 : first;
-  hash[1] = second | 0;
 }
