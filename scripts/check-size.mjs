@@ -3,15 +3,15 @@
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
-// The target is 25 KB; the dependencies alone (xstate 12.6, zod/mini 8.1,
-// fast-json-patch 3.7 KB) come to 24.4 KB, so this guards against growth while that is open.
-// What a React app takes in: the core and the hook, React itself left out.
+// The target is 25 KB; the dependencies alone (xstate 12.5, zod/mini 8.7,
+// fast-json-patch's core 2.8 KB) come to 23.4 KB, so these guard against growth while that
+// is open. The second is what a React app takes in: the core and the hook, React left out.
 const budgets = [
-  { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 38 },
+  { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 39 },
   {
     contents: "export * from './dist/index.js'; export * from './dist/react.js';",
     name: 'agentstate + agentstate/react',
-    limitKb: 41,
+    limitKb: 42,
   },
 ];
 
