@@ -72,7 +72,9 @@ export interface AgentApprovalState extends AgentEntityBase {
   description?: string;
   risk?: string;
   data?: unknown;
-  editable: boolean;
+  /** `false` when the runtime said the request may not be edited; absent when it did not say. */
+  editable?: boolean;
+  /** When the runtime says the request lapses; the runtime decides expiry (an `expired` resolution). */
   expiresAt?: number;
   version?: string | number;
   decision?: 'approved' | 'rejected' | 'modified' | 'expired';
@@ -95,7 +97,7 @@ export interface AgentTaskState extends AgentEntityBase {
 export type AgentArtifactStatus = 'open' | 'completed' | 'failed' | 'cancelled';
 export interface AgentArtifactState extends AgentEntityBase {
   status: AgentArtifactStatus;
-  mediaType: string;
+  mediaType?: string;
   version: number;
   title?: string;
   name?: string;
@@ -123,6 +125,27 @@ export interface AgentRunState {
   updatedAt: number;
   endedAt?: number;
   meta?: Record<string, unknown>;
+}
+
+/** A structured activity (AG-UI ACTIVITY_*): its content, replaced by snapshots and patched by deltas. */
+export interface AgentActivityState {
+  id: string;
+  /** `getAgentEntityKey(runId, id)`. */
+  key: string;
+  runId: string;
+  sessionId: string;
+  activityType: string;
+  content: unknown;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One `extension.emitted` event, as it arrived. */
+export interface AgentExtensionRecord {
+  eventId: string;
+  name: string;
+  data?: unknown;
+  timestamp: number;
 }
 
 export interface AgentSessionState {
@@ -171,6 +194,10 @@ export interface AgentState {
   lastSequenceByRun: Record<string, number>;
   /** The shared state of each session (`state.snapshot` / `state.delta`), by session id. */
   state: Record<string, unknown>;
+  /** Activities by `getAgentEntityKey(runId, activityId)`. */
+  activities: Record<string, AgentActivityState>;
+  /** Extension events of each run, by run id, in arrival order. */
+  extensions: Record<string, AgentExtensionRecord[]>;
 }
 
 /** The AgentState container that holds each entity kind. */
@@ -200,5 +227,7 @@ export function createEmptyAgentState(): AgentState {
     issues: [],
     lastSequenceByRun: {},
     state: {},
+    activities: {},
+    extensions: {},
   };
 }

@@ -1,9 +1,11 @@
 import type { AgentProtocolIssue } from '../protocol/protocolIssue';
 import {
   AGENT_ENTITY_CONTAINERS,
+  type AgentActivityState,
   type AgentEntityKind,
   type AgentEntityRef,
   type AgentEntityState,
+  type AgentExtensionRecord,
   type AgentRunState,
   type AgentSessionState,
   type AgentState,
@@ -51,6 +53,8 @@ export class AgentStateProjection {
   private readonly sessions = new Map<string, AgentSessionState>();
   private readonly shared = new Map<string, unknown>();
   private readonly sequences = new Map<string, number>();
+  private readonly activities = new Map<string, AgentActivityState>();
+  private readonly extensions = new Map<string, AgentExtensionRecord[]>();
   private order: AgentEntityRef[] = [];
   private issues: AgentProtocolIssue[] = [];
   private changed = false;
@@ -111,6 +115,25 @@ export class AgentStateProjection {
     this.changed = true;
   }
 
+  getActivity(key: string): AgentActivityState | undefined {
+    return this.activities.get(key) ?? getOwn(this.committed.activities, key);
+  }
+
+  setActivity(activity: AgentActivityState): void {
+    this.activities.set(activity.key, activity);
+    this.changed = true;
+  }
+
+  addExtension(runId: string, record: AgentExtensionRecord): void {
+    let added = this.extensions.get(runId);
+    if (added === undefined) {
+      added = [];
+      this.extensions.set(runId, added);
+    }
+    added.push(record);
+    this.changed = true;
+  }
+
   addIssue(issue: AgentProtocolIssue): void {
     this.issues.push(issue);
     this.changed = true;
@@ -132,6 +155,14 @@ export class AgentStateProjection {
     if (this.sessions.size > 0) next.sessions = merged(previous.sessions, this.sessions);
     if (this.shared.size > 0) next.state = merged(previous.state, this.shared);
     if (this.sequences.size > 0) next.lastSequenceByRun = merged(previous.lastSequenceByRun, this.sequences);
+    if (this.activities.size > 0) next.activities = merged(previous.activities, this.activities);
+    if (this.extensions.size > 0) {
+      const appended = new Map<string, AgentExtensionRecord[]>();
+      for (const [runId, added] of this.extensions) {
+        appended.set(runId, (getOwn(previous.extensions, runId) ?? []).concat(added));
+      }
+      next.extensions = merged(previous.extensions, appended);
+    }
     if (this.order.length > 0) next.order = previous.order.concat(this.order);
     if (this.issues.length > 0) next.issues = previous.issues.concat(this.issues);
     this.committed = next;
@@ -140,6 +171,8 @@ export class AgentStateProjection {
     this.sessions.clear();
     this.shared.clear();
     this.sequences.clear();
+    this.activities.clear();
+    this.extensions.clear();
     this.order = [];
     this.issues = [];
     this.changed = false;

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { agentMessageContentSchema } from '../protocol/contentSchemas';
+import { agentMessageContentSchema, namespacedNameSchema } from '../protocol/contentSchemas';
 import { createQuickAccept, type QuickAccept } from '../protocol/createQuickAccept';
 import { AgentValidationError } from '../protocol/errors';
 import {
@@ -9,9 +9,13 @@ import {
   approvalDecisionSchema,
 } from '../protocol/eventSchemas';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from '../protocol/plainJson';
 import { AGENT_PROTOCOL_ISSUE_CODES } from '../protocol/protocolIssue';
 import { toValidationFailure } from '../protocol/validationFailure';
 import { AGENT_ENTITY_CONTAINERS, AGENT_ENTITY_KINDS, type AgentEntityState, type AgentState } from './agentState';
+import { isActiveEntityStatus } from './entityEvents';
+import { isPendingEntity } from './pendingInput';
+import { stripUnknownKeys } from './stripUnknownKeys';
 
 const id = z.string().check(z.minLength(1));
 const text = z.optional(z.string());
@@ -86,7 +90,7 @@ const entrySchemas = {
     description: text,
     risk: text,
     data,
-    editable: z.boolean(),
+    editable: z.optional(z.boolean()),
     expiresAt: z.optional(time),
     version: z.optional(z.union([z.string(), z.number()])),
     decision: z.optional(approvalDecisionSchema),
@@ -105,7 +109,7 @@ const entrySchemas = {
   artifacts: z.object({
     ...entityBase,
     status: z.enum(['open', 'completed', 'failed', 'cancelled']),
-    mediaType: id,
+    mediaType: z.optional(id),
     version: z.number(),
     title: text,
     name: text,
@@ -115,6 +119,17 @@ const entrySchemas = {
   }),
   lastSequenceByRun: z.number().check(z.int(), z.gte(-1)),
   state: z.unknown(),
+  activities: z.object({
+    id,
+    key: id,
+    runId: id,
+    sessionId: id,
+    activityType: id,
+    content: z.unknown(),
+    createdAt: time,
+    updatedAt: time,
+  }),
+  extensions: z.array(z.object({ eventId: id, name: namespacedNameSchema, data, timestamp: time })),
 };
 
 /** The schema of a whole AgentState, as `reset` and checkpoints receive it from outside. */
@@ -140,6 +155,8 @@ export const agentStateSchema = z.object({
   ),
   lastSequenceByRun: record(entrySchemas.lastSequenceByRun),
   state: record(entrySchemas.state),
+  activities: record(entrySchemas.activities),
+  extensions: record(entrySchemas.extensions),
 });
 
 /**
@@ -167,20 +184,32 @@ function fail(path: string, reason: string): never {
 }
 
 /**
- * Validates an untrusted AgentState: its shape, and that every record sits under its own
- * key, belongs to a known run of its session, and appears in `order`. Returns it unchanged.
+ * How deep a saved AgentState may nest: an event's values may nest `DEFAULT_MAX_JSON_DEPTH`
+ * levels, and AgentState holds them a few levels down (`issues.0.event.payload...`).
+ */
+const MAX_AGENT_STATE_DEPTH = DEFAULT_MAX_JSON_DEPTH + 8;
+
+/**
+ * Validates an untrusted AgentState and returns a clean copy of it: plain JSON only (no
+ * cycles, class instances, non-finite numbers or nesting past the limit), fields the schema
+ * does not know dropped, every record under its own key, in a known run of its session and
+ * in `order`, and no entity active in a run that has ended (but those the run waits on).
+ * The copy shares nothing with the value given, so changing that value later changes nothing.
  *
  * @throws AgentValidationError naming the first path that is wrong.
  */
 export function parseAgentState(value: unknown): AgentState {
+  const plain = checkPlainJson(value, { maxDepth: MAX_AGENT_STATE_DEPTH, allowProtoKeys: true });
+  if (plain !== undefined) fail(plain.path === '' ? '(root)' : plain.path, plain.reason);
+  const copy: unknown = JSON.parse(JSON.stringify(value));
   quickAccept ??= createQuickAccept(agentStateSchema);
-  if (!quickAccept(value)) {
-    const result = agentStateSchema.safeParse(value);
+  if (!quickAccept(copy)) {
+    const result = agentStateSchema.safeParse(copy);
     if (!result.success) {
-      throw new AgentValidationError('agent state', toValidationFailure(result.error.issues, value));
+      throw new AgentValidationError('agent state', toValidationFailure(result.error.issues, copy));
     }
   }
-  const state = value as AgentState;
+  const state = stripUnknownKeys(agentStateSchema, copy) as AgentState;
   checkProtoEntries(state);
   for (const [runId, run] of Object.entries(state.runs)) {
     if (run.id !== runId) fail(`runs.${runId}.id`, `does not match its key`);
@@ -197,12 +226,25 @@ export function parseAgentState(value: unknown): AgentState {
       if (run === undefined) fail(`${path}.runId`, `names run "${entity.runId}", which is not in runs`);
       if (run.sessionId !== entity.sessionId) fail(`${path}.sessionId`, `differs from its run's session`);
       if (!ordered.has(`${kind}|${key}`)) fail(path, 'is missing from order');
+      if (run.status !== 'running' && isActiveEntityStatus(kind, entity) && !isPendingEntity(run, kind, entity)) {
+        fail(`${path}.status`, `is ${entity.status}, but its run ${run.status} without waiting on it`);
+      }
     }
   }
   if (ordered.size !== state.order.length) fail('order', 'lists an entity twice');
   for (const entry of state.order) {
     const container = state[AGENT_ENTITY_CONTAINERS[entry.kind]] as Record<string, unknown>;
     if (!Object.hasOwn(container, entry.key)) fail('order', `names ${entry.kind} "${entry.key}", which does not exist`);
+  }
+  for (const [key, activity] of Object.entries(state.activities)) {
+    if (activity.key !== key || getAgentEntityKey(activity.runId, activity.id) !== key) {
+      fail(`activities.${key}.key`, 'is not getAgentEntityKey(runId, id)');
+    }
+    const run = Object.hasOwn(state.runs, activity.runId) ? state.runs[activity.runId] : undefined;
+    if (run === undefined) fail(`activities.${key}.runId`, `names run "${activity.runId}", which is not in runs`);
+  }
+  for (const runId of Object.keys(state.extensions)) {
+    if (!Object.hasOwn(state.runs, runId)) fail(`extensions.${runId}`, `names run "${runId}", which is not in runs`);
   }
   return state;
 }

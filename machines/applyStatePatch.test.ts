@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyStatePatch } from './applyStatePatch';
+import type { JsonPatchOperation } from '../protocol/eventSchemas';
+import { applyStatePatch, DEFAULT_STATE_PATCH_LIMITS } from './applyStatePatch';
 
 describe('applyStatePatch', () => {
   it('copies only the patched path and leaves the input untouched', () => {
@@ -47,5 +48,73 @@ describe('applyStatePatch', () => {
 
   it('refuses a move out of a prototype path', () => {
     expect(applyStatePatch({}, [{ op: 'move', from: '/__proto__', path: '/x' }]).success).toBe(false);
+  });
+
+  it('refuses a move into its own child (RFC 6902 4.4), which would make the state cyclic', () => {
+    const state = { a: { b: 1 } };
+    const intoItself = applyStatePatch(state, [{ op: 'move', from: '', path: '/child' }]);
+    expect(intoItself).toEqual({
+      success: false,
+      reason: 'operation 0 (move /child): "from" "" is a proper prefix of "path", so the value would contain itself',
+    });
+    expect(applyStatePatch(state, [{ op: 'move', from: '/a', path: '/a/b/c' }]).success).toBe(false);
+    expect(state).toEqual({ a: { b: 1 } });
+    // A prefix of segments, not of characters: /a into /ab is an ordinary move.
+    expect(applyStatePatch(state, [{ op: 'move', from: '/a', path: '/ab' }])).toEqual({
+      success: true,
+      state: { ab: { b: 1 } },
+    });
+    expect(applyStatePatch(state, [{ op: 'move', from: '/a', path: '/a' }])).toEqual({ success: true, state });
+  });
+
+  it('refuses more operations than the limit, naming it', () => {
+    const patch = (count: number): JsonPatchOperation[] =>
+      Array.from({ length: count }, (_, index) => ({ op: 'add', path: `/k${index}`, value: index }));
+    expect(DEFAULT_STATE_PATCH_LIMITS.maxOperations).toBe(1_000);
+    expect(applyStatePatch({}, patch(1_001))).toEqual({
+      success: false,
+      reason: 'patch has 1001 operations; the limit is 1000',
+    });
+    const result = applyStatePatch({}, patch(1_000));
+    expect(result.success && Object.keys(result.state as object).length).toBe(1_000);
+    expect(applyStatePatch({}, patch(3), { maxOperations: 2 })).toEqual({
+      success: false,
+      reason: 'patch has 3 operations; the limit is 2',
+    });
+  });
+
+  it('refuses copies that would grow the state past the size limit, before making them', () => {
+    const state = { text: 'x'.repeat(16_000) };
+    const copies: JsonPatchOperation[] = Array.from({ length: 20 }, (_, index) => ({
+      op: 'copy',
+      from: '',
+      path: `/c${index}`,
+    }));
+    const result = applyStatePatch(state, copies);
+    // Each copy doubles the state: 16 KB after none, 16.8 MB after ten, past the 10 MiB limit at the tenth.
+    expect(result).toEqual({
+      success: false,
+      reason: 'operation 9 (copy /c9): the state would be over 10485760 characters of JSON; the limit is 10485760',
+    });
+    expect(state).toEqual({ text: 'x'.repeat(16_000) });
+    const small = applyStatePatch(state, copies.slice(0, 3), { maxStateSize: 200_000 });
+    expect(small.success && JSON.stringify(small.state).length).toBe(128_130);
+  });
+
+  it('measures the patched state, not the sum of what the operations wrote', () => {
+    const limits = { maxStateSize: 100 };
+    const state = { a: 'x'.repeat(60) };
+    // 69 characters before and after, though 60 more were written.
+    expect(applyStatePatch(state, [{ op: 'replace', path: '/a', value: 'y'.repeat(60) }], limits)).toEqual({
+      success: true,
+      state: { a: 'y'.repeat(60) },
+    });
+    expect(applyStatePatch(state, [{ op: 'add', path: '/b', value: 'z'.repeat(30) }], limits)).toEqual({
+      success: false,
+      reason: 'the state would be over 100 characters of JSON; the limit is 100',
+    });
+    // A patch may bring an oversized state back under the limit.
+    const large = { a: 'x'.repeat(200) };
+    expect(applyStatePatch(large, [{ op: 'remove', path: '/a' }], limits)).toEqual({ success: true, state: {} });
   });
 });

@@ -3,6 +3,7 @@
 import { applyOperation } from 'fast-json-patch/module/core.mjs';
 import { unescapePathComponent } from 'fast-json-patch/module/helpers.mjs';
 import type { JsonPatchOperation } from '../protocol/eventSchemas';
+import { measureJsonSize } from '../protocol/plainJson';
 
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -36,25 +37,108 @@ function copyAlong(root: unknown, segments: readonly string[], owned: WeakSet<ob
   return nextRoot;
 }
 
+export interface StatePatchLimits {
+  /** Most operations one patch may hold. */
+  maxOperations?: number;
+  /** Largest the patched state may grow, as JSON, in characters. */
+  maxStateSize?: number;
+}
+
+/** 1,000 operations per patch, and 10 MiB of JSON for the state a patch produces. */
+export const DEFAULT_STATE_PATCH_LIMITS: Readonly<Required<StatePatchLimits>> = {
+  maxOperations: 1_000,
+  maxStateSize: 10 * 1024 * 1024,
+};
+
+/** The value a pointer names, or undefined; only own fields, so a prototype is never read. */
+function valueAt(document: unknown, segments: readonly string[]): unknown {
+  let value = document;
+  for (const segment of segments) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
+function isProperPrefix(prefix: readonly string[], segments: readonly string[]): boolean {
+  if (prefix.length >= segments.length) return false;
+  for (let index = 0; index < prefix.length; index += 1) if (prefix[index] !== segments[index]) return false;
+  return true;
+}
+
+/** What an operation may add to the JSON size at most: the key it writes, and the value. */
+function keyOverhead(segments: readonly string[]): number {
+  return (segments[segments.length - 1]?.length ?? 0) + 4;
+}
+
 /**
  * Applies an RFC 6902 patch without touching the input: only the containers on the
  * patched paths are copied, everything else keeps its identity. The operations
- * themselves are fast-json-patch's. A patch that fails, or that addresses
- * `__proto__`, `constructor` or `prototype`, changes nothing and says why.
+ * themselves are fast-json-patch's. A patch that fails, that addresses `__proto__`,
+ * `constructor` or `prototype`, that moves a value into itself (RFC 6902 §4.4), that
+ * has more than `limits.maxOperations` operations or whose result would be larger
+ * than `limits.maxStateSize` characters of JSON changes nothing and says why. A copy
+ * is measured before it is made, so a patch cannot double the state twenty times.
+ *
+ * @example
+ * const result = applyStatePatch(state, [{ op: 'add', path: '/count', value: 1 }], { maxOperations: 100 });
+ * if (!result.success) console.warn(result.reason);
  */
-export function applyStatePatch(state: unknown, patch: readonly JsonPatchOperation[]): StatePatchResult {
+export function applyStatePatch(
+  state: unknown,
+  patch: readonly JsonPatchOperation[],
+  limits: StatePatchLimits = DEFAULT_STATE_PATCH_LIMITS,
+): StatePatchResult {
+  const maxOperations = limits.maxOperations ?? DEFAULT_STATE_PATCH_LIMITS.maxOperations;
+  const maxStateSize = limits.maxStateSize ?? DEFAULT_STATE_PATCH_LIMITS.maxStateSize;
+  if (patch.length > maxOperations) {
+    return { success: false, reason: `patch has ${patch.length} operations; the limit is ${maxOperations}` };
+  }
+  const tooLarge = `the state would be over ${maxStateSize} characters of JSON; the limit is ${maxStateSize}`;
   const owned = new WeakSet<object>();
+  // An upper bound of the document's size: its measured size plus all that operations added since.
+  let measured = measureJsonSize(state, maxStateSize);
+  let added = 0;
   let document = state;
   for (const [index, operation] of patch.entries()) {
-    const pointers = 'from' in operation ? [operation.from, operation.path] : [operation.path];
-    for (const pointer of pointers) {
-      const segments = segmentsOf(pointer);
+    const fromSegments = 'from' in operation ? segmentsOf(operation.from) : [];
+    const pathSegments = segmentsOf(operation.path);
+    for (const [pointer, segments] of [
+      ['from' in operation ? operation.from : '', fromSegments],
+      [operation.path, pathSegments],
+    ] as const) {
       if (segments === undefined) return { success: false, reason: `operation ${index}: invalid pointer "${pointer}"` };
       const forbidden = segments.find((segment) => FORBIDDEN_SEGMENTS.has(segment));
       if (forbidden !== undefined) {
         return { success: false, reason: `operation ${index}: path segment "${forbidden}" is not allowed` };
       }
-      if (operation.op !== 'test') document = copyAlong(document, segments, owned);
+    }
+    const from = fromSegments as string[];
+    const path = pathSegments as string[];
+    if (operation.op === 'move' && isProperPrefix(from, path)) {
+      return {
+        success: false,
+        reason: `operation ${index} (move ${operation.path}): "from" ${JSON.stringify(operation.from)} is a proper prefix of "path", so the value would contain itself`,
+      };
+    }
+    if (operation.op === 'add' || operation.op === 'replace') {
+      added += measureJsonSize(operation.value, maxStateSize) + keyOverhead(path);
+    } else if (operation.op === 'move') {
+      added += keyOverhead(path);
+    } else if (operation.op === 'copy') {
+      // Measured before fast-json-patch clones it: the clone is as large as what it copies.
+      const source = valueAt(document, from);
+      added += measureJsonSize(source, maxStateSize, owned) + keyOverhead(path);
+      if (measured + added > maxStateSize) {
+        measured = measureJsonSize(document, maxStateSize, owned) + measureJsonSize(source, maxStateSize, owned);
+        added = keyOverhead(path);
+        if (measured > maxStateSize)
+          return { success: false, reason: `operation ${index} (copy ${operation.path}): ${tooLarge}` };
+      }
+    }
+    if (operation.op !== 'test') {
+      if ('from' in operation) document = copyAlong(document, from, owned);
+      document = copyAlong(document, path, owned);
     }
     try {
       document = applyOperation(document, operation, true, true, true, index).newDocument;
@@ -62,6 +146,9 @@ export function applyStatePatch(state: unknown, patch: readonly JsonPatchOperati
       const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
       return { success: false, reason: `operation ${index} (${operation.op} ${operation.path}): ${message}` };
     }
+  }
+  if (measured + added > maxStateSize && measureJsonSize(document, maxStateSize) > maxStateSize) {
+    return { success: false, reason: tooLarge };
   }
   return { success: true, state: document };
 }

@@ -20,8 +20,10 @@ export type ApprovalMachineEvent =
 /**
  * The lifecycle of one approval: `waiting -> resolved` (approved, rejected, modified or
  * expired, as the runtime reports). While waiting it accepts the `approval.resolve` command
- * when the expected version matches, the request has not expired, and `modified` is only
- * sent for an editable request; while one is submitting, a second is refused.
+ * when the expected version matches and, for `modified`, the request did not say
+ * `editable: false`; while one is submitting, a second is refused. Expiry is the runtime's
+ * to decide (an `expired` resolution): `expiresAt` is for display
+ * (`isApprovalExpired`), never a reason to refuse a decision.
  */
 export const approvalMachine = setup({
   types: {
@@ -37,14 +39,9 @@ export const approvalMachine = setup({
       const expected = event.command.payload.expectedVersion;
       return expected === undefined || expected === context.entity.version;
     },
-    notExpired: ({ context, event }) => {
-      assertEvent(event, 'approval.resolve');
-      const expiresAt = context.entity.expiresAt;
-      return expiresAt === undefined || event.now < expiresAt;
-    },
     editableWhenModified: ({ context, event }) => {
       assertEvent(event, 'approval.resolve');
-      return event.command.payload.decision !== 'modified' || context.entity.editable;
+      return event.command.payload.decision !== 'modified' || context.entity.editable !== false;
     },
   },
   actions: {
@@ -88,7 +85,7 @@ export const approvalMachine = setup({
         idle: {
           on: {
             'approval.resolve': {
-              guard: and(['versionMatches', 'notExpired', 'editableWhenModified']),
+              guard: and(['versionMatches', 'editableWhenModified']),
               target: 'submitting',
             },
           },

@@ -15,8 +15,8 @@ export type ArtifactMachineEvent =
   | RunTerminatedEvent;
 
 /**
- * The lifecycle of one artifact: `open -> updated* -> completed | failed`. Every update
- * carries a version greater than the last one. An artifact still open when its run ends
+ * The lifecycle of one artifact: `open -> updated* -> completed | failed`. An update that
+ * carries a version must carry one greater than the last; one without keeps the version. An artifact still open when its run ends
  * is cancelled with reason `run_terminated`.
  */
 export const artifactMachine = setup({
@@ -30,7 +30,8 @@ export const artifactMachine = setup({
       context.entity.status === params.status,
     isNewerVersion: ({ context, event }) => {
       assertEvent(event, 'artifact.updated');
-      return event.payload.version > context.entity.version;
+      const version = event.payload.version;
+      return version === undefined || version > context.entity.version;
     },
   },
   actions: {

@@ -210,13 +210,14 @@ describe('createAgentStore: protocol rules (record mode)', () => {
       events.create('task.created', { taskId: 'k1' }),
       events.create('tool.requested', { toolCallId: 't1', name: 'x' }),
       events.create('tool.running', { toolCallId: 't1' }),
+      events.create('tool.arguments_completed', { toolCallId: 't1' }),
       events.create('artifact.created', { artifactId: 'f1', mediaType: 'text/plain', version: 3 }),
       events.create('artifact.updated', { artifactId: 'f1', version: 2 }),
     ]);
     const state = store.getSnapshot();
     expect(state.issues.map((issue) => [issue.code, issue.entityId, issue.state])).toEqual([
       ['invalid_transition', 'm1', 'completed'],
-      ['invalid_transition', 't1', 'streaming_arguments'],
+      ['invalid_transition', 't1', 'running'],
       ['invalid_transition', 'f1', 'open'],
     ]);
     expect(state.messages[key('r1', 'm1')]?.content).toBe('final');
@@ -306,7 +307,7 @@ describe('createAgentStore: protocol rules (record mode)', () => {
 });
 
 describe('createAgentStore: sessions', () => {
-  it('records session.started, and runs keep to their session', () => {
+  it('records session.started, and runs keep to the session they started in', () => {
     const store = createAgentStore();
     const events = runEvents('r1');
     store.batch([
@@ -318,17 +319,19 @@ describe('createAgentStore: sessions', () => {
     store.dispatch(other.create('session.started', {}));
     const elsewhere = runEvents('r9', 's2');
     store.dispatch(elsewhere.create('session.started', {}));
+    // session.started names no run's session: r9 belongs to the session its run.started names.
     store.dispatch(runEvents('r9', 's1', 5).create('run.started', {}));
+    store.dispatch(runEvents('r9', 's2', 7).create('message.started', { messageId: 'm1', role: 'assistant' }));
     const state = store.getSnapshot();
     expect(state.sessions.s1).toMatchObject({ id: 's1', title: 'Trip planning', data: { locale: 'fr' } });
     expect(state.sessions.s2).toMatchObject({ id: 's2' });
     expect(state.runs.r1?.sessionId).toBe('s1');
-    expect(state.runs.r9).toBeUndefined();
+    expect(state.runs.r9?.sessionId).toBe('s1');
     expect(state.issues.map((issue) => [issue.code, issue.runId])).toEqual([
       ['session_mismatch', 'r1'],
       ['session_mismatch', 'r9'],
     ]);
-    expect(state.lastSequenceByRun).toEqual({ r1: 3, r9: 1 });
+    expect(state.lastSequenceByRun).toEqual({ r1: 3, r9: 6 });
   });
 });
 
@@ -451,8 +454,9 @@ describe('createAgentStore: commands', () => {
     ).toBe(false);
     expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'modified' }))).toBe(false);
     expect(store.can(commands.create('approval.resolve', { approvalId: 'zz', decision: 'approved' }))).toBe(false);
+    // Expiry is the runtime's to decide: past expiresAt the decision is still sent.
     clock = 100;
-    expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' }))).toBe(false);
+    expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' }))).toBe(true);
     expect(store.can(commands.create('tool.retry', { toolCallId: 't1' }))).toBe(true);
     expect(store.can(commands.create('tool.retry', { toolCallId: 't2' }))).toBe(false);
     expect(store.can(commands.create('run.cancel', {}))).toBe(true);

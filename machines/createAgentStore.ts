@@ -9,13 +9,14 @@ import {
   AGENT_ENTITY_CONTAINERS,
   type AgentEntityKind,
   type AgentEntityState,
+  type AgentExtensionRecord,
   type AgentRunState,
   type AgentState,
   createEmptyAgentState,
 } from './agentState';
 import { AgentStateProjection } from './agentStateProjection';
 import { parseAgentState } from './agentStateSchema';
-import { applyStatePatch } from './applyStatePatch';
+import { applyStatePatch, type StatePatchLimits } from './applyStatePatch';
 import {
   createEntityRecord,
   ENTITY_EVENT_ROUTES,
@@ -23,6 +24,8 @@ import {
   getEventEntityId,
   isFinalEntityStatus,
 } from './entityEvents';
+import { withDefined } from './entityUpdates';
+import { isPendingEntity, isWaitingForInput } from './pendingInput';
 import type { EntitySpawn } from './runMachine';
 import { SeenEvents } from './SeenEvents';
 import { sessionMachine } from './sessionMachine';
@@ -30,10 +33,10 @@ import { commandTarget, commandTargetKey, submitCommand } from './storeCommands'
 import {
   ABSORBED,
   belongsTo,
+  describeInvalidEvent,
   type EntityHandle,
   emptyEntityMaps,
   hasIdentity,
-  jsonCopy,
   type Outcome,
   type RunHandle,
   type RunRef,
@@ -50,6 +53,8 @@ export interface AgentStoreOptions {
   now?: () => number;
   /** Passed to XState: the Stately inspector, or any observer, sees the whole actor system. */
   inspect?: (event: InspectionEvent) => void;
+  /** Bounds on what one `state.delta` or `activity.delta` may do; a patch past them is `invalid_patch`. */
+  statePatchLimits?: StatePatchLimits;
 }
 
 export interface AgentStore {
@@ -120,11 +125,11 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     return result;
   }
 
-  function createRunHandle(runId: string, sessionId: string): RunHandle {
+  function createRunHandle(runId: string): RunHandle {
     const handle: RunHandle = {
       runId,
-      sessionId,
-      started: false,
+      sessionId: '',
+      status: 'unknown',
       ref: undefined,
       entities: emptyEntityMaps(),
       live: new Set(),
@@ -162,9 +167,21 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
 
   /** A final entity's actor is stopped; its record stays in AgentState as plain data. */
   function finish(handle: EntityHandle): void {
+    const run = handle.run;
     handle.ref = undefined;
-    handle.run.live.delete(handle);
-    handle.run.ref?.send({ type: 'entity.stop', actorId: handle.actorId });
+    run.live.delete(handle);
+    run.ref?.send({ type: 'entity.stop', actorId: handle.actorId });
+    // A waiting run ends when the last entity it waited on has settled.
+    if (run.status === 'waiting' && run.live.size === 0) {
+      run.ref?.send({ type: 'store.input_settled' });
+      stopRun(run);
+    }
+  }
+
+  function stopRun(run: RunHandle): void {
+    run.status = 'ended';
+    run.ref = undefined;
+    session.send({ type: 'run.stop', actorId: runActorId(run.runId) });
   }
 
   function flushEntity(handle: EntityHandle): void {
@@ -223,19 +240,13 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   }
 
   function startRun(event: AgentEventOf<'run.started'>, existing: RunHandle | undefined): Outcome {
-    if (existing?.started) {
+    if (existing !== undefined && existing.status !== 'unknown') {
+      if (!strict) markSeen(existing, event, true);
       return issue('duplicate_entity', `Run "${event.runId}" has already started`, event);
     }
-    if (existing !== undefined && !belongsTo(existing, event.sessionId)) {
-      return issue(
-        'session_mismatch',
-        `Run "${event.runId}" belongs to session "${existing.sessionId}", not "${event.sessionId}"`,
-        event,
-      );
-    }
-    const run = existing ?? createRunHandle(event.runId, event.sessionId);
+    const run = existing ?? createRunHandle(event.runId);
     markSeen(run, event, true);
-    run.started = true;
+    run.status = 'running';
     run.sessionId = event.sessionId;
     const time = event.timestamp;
     const record: AgentRunState = {
@@ -321,16 +332,29 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
         handle.ref.send({ type: 'run.settle_pending', timestamp: event.timestamp });
     }
     for (const handle of terminate) handle.ref?.send({ type: 'run.terminated', timestamp: event.timestamp });
-    const live = [...run.live];
-    for (const handle of live) record(handle);
     runRef.send(event);
-    for (const handle of live) {
-      handle.ref = undefined;
-    }
-    run.live.clear();
     projection.setRun(runRef.getSnapshot().context.run);
-    run.ref = undefined;
-    session.send({ type: 'run.stop', actorId: runActorId(run.runId) });
+    // Everything but the entities the run waits on is stopped; those stay live, so the
+    // application's tool results and decisions can still settle them.
+    const waiting = runRef.getSnapshot().hasTag('waiting');
+    for (const handle of [...run.live]) {
+      const settling = waiting && settle.includes(handle) && handle.ref?.getSnapshot().status === 'active';
+      if (settling) {
+        record(handle);
+        continue;
+      }
+      const ref = handle.ref;
+      if (ref !== undefined) projection.setEntity(handle.kind, ref.getSnapshot().context.entity as AgentEntityState);
+      handle.ref = undefined;
+      run.live.delete(handle);
+      if (waiting) runRef.send({ type: 'entity.stop', actorId: handle.actorId });
+    }
+    if (waiting && run.live.size > 0) {
+      run.status = 'waiting';
+      return undefined;
+    }
+    if (waiting) runRef.send({ type: 'store.input_settled' });
+    stopRun(run);
     return undefined;
   }
 
@@ -340,7 +364,11 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       projection.setShared(event.sessionId, event.payload.snapshot);
       return undefined;
     }
-    const result = applyStatePatch(projection.getShared(event.sessionId), event.payload.patch);
+    const result = applyStatePatch(
+      projection.getShared(event.sessionId),
+      event.payload.patch,
+      options.statePatchLimits,
+    );
     if (!result.success) {
       const problem = issue('invalid_patch', `state.delta was not applied: ${result.reason}`, event);
       if (!strict) markSeen(run, event, true);
@@ -423,7 +451,9 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     if (field === undefined) return false;
     const event = input as AgentEvent & { payload: Record<string, string> };
     const run = runs.get(event.runId);
-    if (run?.ref === undefined || event.sequence <= run.lastSequence || run.sessionId !== event.sessionId) return false;
+    if (run?.status !== 'running' || event.sequence <= run.lastSequence || run.sessionId !== event.sessionId) {
+      return false;
+    }
     const kind = field === 'messageId' ? 'message' : field === 'reasoningId' ? 'reasoning' : 'toolCall';
     const handle = run.entities[kind].get(event.payload[field] as string);
     if (handle?.ref === undefined) return false;
@@ -444,9 +474,9 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     const run = hasIdentity(input) ? runs.get(input.runId) : undefined;
     if (run?.seen.has((input as AgentEvent).eventId)) return ABSORBED;
     if (failure !== undefined) {
-      // Remembered by id (under an unknown session if the run is new), so a redelivery is absorbed.
-      if (!strict && hasIdentity(input)) (run ?? createRunHandle(input.runId, '')).seen.add(input.eventId);
-      return issue('invalid_event', `Invalid event: ${failure.message}`, jsonCopy(input));
+      // Remembered by id (under a run not known yet, if need be), so a redelivery is absorbed.
+      if (!strict && hasIdentity(input)) (run ?? createRunHandle(input.runId)).seen.add(input.eventId);
+      return issue('invalid_event', `Invalid event: ${failure.message}`, describeInvalidEvent(input));
     }
     const event = input as AgentEvent;
     if (run !== undefined && event.sequence <= run.lastSequence) {
@@ -458,38 +488,32 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
         event,
       );
     }
-    if (event.type === 'run.started') return startRun(event, run);
-    if (event.type === 'session.started') {
-      if (run !== undefined && !belongsTo(run, event.sessionId)) {
-        return issue(
-          'session_mismatch',
-          `Run "${event.runId}" belongs to session "${run.sessionId}", not "${event.sessionId}"`,
-          event,
-        );
-      }
-      const handle = run ?? createRunHandle(event.runId, event.sessionId);
-      if (handle.sessionId === '') handle.sessionId = event.sessionId;
-      markSeen(handle, event, true);
-      touchSession(event, event.payload);
-      return undefined;
-    }
-    if (run === undefined || !run.started) {
-      // Remembered under an unknown session, so a redelivery is absorbed like any duplicate.
-      if (!strict) markSeen(run ?? createRunHandle(event.runId, ''), event, false);
-      return issue('missing_run', `${event.type} belongs to run "${event.runId}", which has not started`, event);
-    }
-    if (event.sessionId !== run.sessionId) {
+    if (run !== undefined && !belongsTo(run, event.sessionId)) {
+      // Remembered without moving the run's sequence: the event is not the run's.
+      if (!strict) markSeen(run, event, false);
       return issue(
         'session_mismatch',
         `Run "${event.runId}" belongs to session "${run.sessionId}", not "${event.sessionId}"`,
         event,
       );
     }
-    if (run.ref === undefined) {
+    if (event.type === 'run.started') return startRun(event, run);
+    if (event.type === 'session.started') {
+      markSeen(run ?? createRunHandle(event.runId), event, true);
+      touchSession(event, event.payload);
+      return undefined;
+    }
+    if (run === undefined || run.status === 'unknown') {
+      if (!strict) markSeen(run ?? createRunHandle(event.runId), event, false);
+      return issue('missing_run', `${event.type} belongs to run "${event.runId}", which has not started`, event);
+    }
+    if (run.status === 'waiting' && isPendingInput(run, event)) return applyEntityEvent(run, event);
+    if (run.status !== 'running') {
       if (!strict) markSeen(run, event, true);
       const status = projection.getRun(run.runId)?.status;
-      return issue('terminal_run', `${event.type} arrived after run "${event.runId}" ${status}`, event, {
-        state: status,
+      const waiting = run.status === 'waiting' ? ', waiting only for the tool calls and approvals it listed' : '';
+      return issue('terminal_run', `${event.type} arrived after run "${event.runId}" ${status}${waiting}`, event, {
+        state: run.status === 'waiting' ? 'waiting_for_input' : status,
       });
     }
     switch (event.type) {
@@ -500,9 +524,76 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       case 'state.snapshot':
       case 'state.delta':
         return applyShared(run, event);
+      case 'extension.emitted':
+        markSeen(run, event, true);
+        projection.addExtension(
+          run.runId,
+          withDefined<AgentExtensionRecord>(
+            { eventId: event.eventId, name: event.payload.name, timestamp: event.timestamp },
+            { data: event.payload.data },
+          ),
+        );
+        return undefined;
+      case 'activity.snapshot':
+      case 'activity.delta':
+        return applyActivity(run, event);
       default:
         return applyEntityEvent(run, event);
     }
+  }
+
+  /** Whether an event of a waiting run addresses one of the entities it waits on. */
+  function isPendingInput(run: RunHandle, event: AgentEvent): boolean {
+    const route = ENTITY_EVENT_ROUTES.get(event.type);
+    if (route === undefined || route.role === 'start') return false;
+    const handle = run.entities[route.kind].get(getEventEntityId(event, route));
+    return handle !== undefined && run.live.has(handle);
+  }
+
+  function applyActivity(run: RunHandle, event: AgentEventOf<'activity.snapshot' | 'activity.delta'>): Outcome {
+    const { activityId } = event.payload;
+    const key = getAgentEntityKey(run.runId, activityId);
+    const existing = projection.getActivity(key);
+    if (event.type === 'activity.snapshot') {
+      markSeen(run, event, true);
+      // AG-UI: a snapshot with `replace: false` does not overwrite an activity that exists.
+      if (existing !== undefined && event.payload.replace === false) return undefined;
+      projection.setActivity({
+        id: activityId,
+        key,
+        runId: run.runId,
+        sessionId: run.sessionId,
+        activityType: event.payload.activityType,
+        content: event.payload.content,
+        createdAt: existing?.createdAt ?? event.timestamp,
+        updatedAt: event.timestamp,
+      });
+      return undefined;
+    }
+    if (existing === undefined) {
+      if (!strict) markSeen(run, event, true);
+      return issue(
+        'missing_entity',
+        `activity.delta names activity "${activityId}", which run "${run.runId}" never sent`,
+        event,
+        { entityId: activityId },
+      );
+    }
+    const result = applyStatePatch(existing.content, event.payload.patch, options.statePatchLimits);
+    if (!result.success) {
+      if (!strict) markSeen(run, event, true);
+      return issue('invalid_patch', `activity.delta was not applied: ${result.reason}`, event, {
+        entityId: activityId,
+      });
+    }
+    markSeen(run, event, true);
+    projection.setActivity({
+      ...existing,
+      activityType: event.payload.activityType ?? existing.activityType,
+      content: result.state,
+      updatedAt: event.timestamp,
+    });
+    return undefined;
   }
 
   function applyOne(input: unknown): boolean {
@@ -526,21 +617,28 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     runs = new Map();
     pending = [];
     sequenceChanges = [];
-    const running: Array<{ actorId: string; run: AgentRunState }> = [];
+    const live: Array<{ actorId: string; run: AgentRunState }> = [];
     for (const run of Object.values(state.runs)) {
-      const handle = createRunHandle(run.id, run.sessionId);
-      handle.started = true;
-      handle.seen = seenByRun?.get(run.id) ?? new SeenEvents();
-      if (run.status === 'running') running.push({ actorId: runActorId(run.id), run });
+      const handle = createRunHandle(run.id);
+      handle.sessionId = run.sessionId;
+      handle.status = run.status === 'running' ? 'running' : isWaitingForInput(state, run) ? 'waiting' : 'ended';
+      if (handle.status !== 'ended') live.push({ actorId: runActorId(run.id), run });
     }
     for (const [runId, sequence] of Object.entries(state.lastSequenceByRun)) {
-      const handle = runs.get(runId) ?? createRunHandle(runId, '');
-      handle.seen = seenByRun?.get(runId) ?? handle.seen;
+      const handle = runs.get(runId) ?? createRunHandle(runId);
       handle.lastSequence = sequence;
       handle.restoredSequence = sequence;
     }
-    if (running.length > 0) session.send({ type: 'runs.spawn', runs: running });
+    for (const [runId, handle] of runs) handle.seen = seenByRun?.get(runId) ?? handle.seen;
+    // Events refused without moving a sequence are remembered through their issues, so a
+    // redelivery after a restore is absorbed as it is in a full replay.
+    for (const { event } of state.issues) {
+      if (!hasIdentity(event)) continue;
+      (runs.get(event.runId) ?? createRunHandle(event.runId)).seen.add(event.eventId);
+    }
+    if (live.length > 0) session.send({ type: 'runs.spawn', runs: live });
     const children = session.getSnapshot().children as Record<string, RunRef>;
+    for (const run of runs.values()) if (run.status !== 'ended') run.ref = children[runActorId(run.runId)];
     const spawnsByRun = new Map<RunHandle, EntitySpawn[]>();
     // In arrival order, so live entities are closed in the order a full replay closes them.
     for (const { kind, key } of state.order) {
@@ -549,8 +647,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       ] as AgentEntityState;
       const run = runs.get(entity.runId) as RunHandle;
       const handle = addEntityHandle(run, kind, entity.id, entity.key);
-      run.ref ??= children[runActorId(run.runId)];
       if (run.ref === undefined || isFinalEntityStatus(kind, entity)) continue;
+      if (run.status === 'waiting' && !isPendingEntity(state.runs[run.runId] as AgentRunState, kind, entity)) continue;
       let spawns = spawnsByRun.get(run);
       if (spawns === undefined) {
         spawns = [];
@@ -558,7 +656,6 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       }
       spawns.push({ kind, actorId: handle.actorId, entity } as EntitySpawn);
     }
-    for (const run of runs.values()) run.ref ??= children[runActorId(run.runId)];
     for (const [run, spawns] of spawnsByRun) spawnEntities(run, spawns);
   }
 

@@ -121,8 +121,8 @@ export function createEntityRecord(event: EntityStartEvent, key: string): AgentE
     case 'approval.requested': {
       const { approvalId, toolCallId, description, risk, data, editable, expiresAt, version } = event.payload;
       return withDefined<AgentApprovalState>(
-        { ...base, id: approvalId, status: 'waiting' as const, editable: editable ?? false },
-        { toolCallId, description, risk, data, expiresAt, version },
+        { ...base, id: approvalId, status: 'waiting' as const },
+        { toolCallId, description, risk, data, editable, expiresAt, version },
       );
     }
     case 'task.created': {
@@ -135,8 +135,8 @@ export function createEntityRecord(event: EntityStartEvent, key: string): AgentE
     case 'artifact.created': {
       const { artifactId, mediaType, title, name, content, uri, data, version } = event.payload;
       return withDefined<AgentArtifactState>(
-        { ...base, id: artifactId, status: 'open' as const, mediaType, version: version ?? 1 },
-        { title, name, content, uri, data },
+        { ...base, id: artifactId, status: 'open' as const, version: version ?? 1 },
+        { mediaType, title, name, content, uri, data },
       );
     }
   }
@@ -160,3 +160,18 @@ const ENTITY_FINAL_STATUSES: Record<AgentEntityKind, readonly string[]> = {
   task: ['completed', 'failed', 'cancelled'],
   artifact: ['completed', 'failed', 'cancelled'],
 };
+
+/** The statuses in which an entity still takes events from its run (a test holds this to the machines' `active` tag). */
+const ENTITY_ACTIVE_STATUSES: Record<AgentEntityKind, readonly string[]> = {
+  message: ['streaming'],
+  reasoning: ['streaming'],
+  toolCall: ['streaming_arguments', 'awaiting_execution', 'running'],
+  approval: ['waiting'],
+  task: ['running'],
+  artifact: ['open'],
+};
+
+/** Whether an entity is active in this record's status: it must be closed before its run ends. */
+export function isActiveEntityStatus(kind: AgentEntityKind, entity: AgentEntityState): boolean {
+  return ENTITY_ACTIVE_STATUSES[kind].includes(entity.status);
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import type { AgentEntityKind, AgentEntityState } from './agentState';
-import { isFinalEntityStatus } from './entityEvents';
+import { isActiveEntityStatus, isFinalEntityStatus } from './entityEvents';
 import { entityMachines } from './runMachine';
 
 const statuses: Record<AgentEntityKind, string[]> = {
@@ -31,6 +31,9 @@ describe('entity machines restore from a record', () => {
       const value = typeof snapshot.value === 'string' ? snapshot.value : Object.keys(snapshot.value as object)[0];
       expect(value).toBe(status);
       expect(isFinalEntityStatus(kind, entity)).toBe(snapshot.status === 'done');
+      expect(isActiveEntityStatus(kind, entity)).toBe(
+        (actor.getSnapshot() as { hasTag(tag: string): boolean }).hasTag('active'),
+      );
       actor.stop();
     });
   }

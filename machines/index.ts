@@ -1,4 +1,5 @@
 export type {
+  AgentActivityState,
   AgentApprovalState,
   AgentApprovalStatus,
   AgentArtifactState,
@@ -8,6 +9,7 @@ export type {
   AgentEntityRef,
   AgentEntityState,
   AgentEntityStateMap,
+  AgentExtensionRecord,
   AgentMessageState,
   AgentMessageStatus,
   AgentReasoningState,

@@ -27,10 +27,16 @@ export interface StopEntityEvent {
   actorId: string;
 }
 
+/** Sent by the store when the last entity a waiting run listed as pending has settled. */
+export interface InputSettledEvent {
+  type: 'store.input_settled';
+}
+
 export type RunMachineEvent =
   | AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>
   | SpawnEntitiesEvent
   | StopEntityEvent
+  | InputSettledEvent
   | CommandMachineEvent<'run.cancel'>
   | CommandSettledEvent;
 
@@ -45,7 +51,10 @@ export const entityMachines = {
 } as const;
 
 /**
- * The lifecycle of one run: `running -> completed | failed | cancelled`. The run actor owns
+ * The lifecycle of one run: `running -> completed | failed | cancelled`. A run that completes
+ * listing tool calls or approvals it leaves to the application (`pendingToolCallIds`,
+ * `pendingApprovalIds`; AG-UI's `interrupt` outcome) is `waiting_for_input` until those
+ * settle: its record says `completed`, and only those entities take events. The run actor owns
  * one child actor per live entity; entities are spawned in bulk (one `assign` for a batch)
  * and stopped as soon as they finish, so few actors are alive at any time.
  * While running it accepts the `run.cancel` command, one at a time.
@@ -59,6 +68,14 @@ export const runMachine = setup({
   actors: entityMachines,
   guards: {
     hasStatus: ({ context }, params: { status: AgentRunState['status'] }) => context.run.status === params.status,
+    listsPendingInput: ({ context }) =>
+      context.run.status === 'completed' &&
+      ((context.run.pendingToolCallIds?.length ?? 0) > 0 || (context.run.pendingApprovalIds?.length ?? 0) > 0),
+    leavesInputPending: ({ event }) => {
+      assertEvent(event, 'run.completed');
+      const { pendingToolCallIds, pendingApprovalIds } = event.payload;
+      return (pendingToolCallIds?.length ?? 0) > 0 || (pendingApprovalIds?.length ?? 0) > 0;
+    },
   },
   actions: {
     spawnEntities: assign(({ event, spawn }) => {
@@ -113,6 +130,7 @@ export const runMachine = setup({
   states: {
     restoring: {
       always: [
+        { guard: 'listsPendingInput', target: 'waiting_for_input' },
         { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
         { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
         { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
@@ -129,9 +147,20 @@ export const runMachine = setup({
       on: {
         'entities.spawn': { actions: 'spawnEntities' },
         'entity.stop': { actions: 'stopEntity' },
-        'run.completed': { target: 'completed', actions: 'complete' },
+        'run.completed': [
+          { guard: 'leavesInputPending', target: 'waiting_for_input', actions: 'complete' },
+          { target: 'completed', actions: 'complete' },
+        ],
         'run.failed': { target: 'failed', actions: 'fail' },
         'run.cancelled': { target: 'cancelled', actions: 'cancel' },
+      },
+    },
+    waiting_for_input: {
+      tags: ['waiting'],
+      on: {
+        'entities.spawn': { actions: 'spawnEntities' },
+        'entity.stop': { actions: 'stopEntity' },
+        'store.input_settled': { target: 'completed' },
       },
     },
     completed: { type: 'final' },

@@ -1,5 +1,6 @@
 import type { ActorRefFrom, AnyActorRef } from 'xstate';
 import type { AgentEvent } from '../protocol/eventSchemas';
+import { checkPlainJson } from '../protocol/plainJson';
 import type { AgentProtocolIssue } from '../protocol/protocolIssue';
 import type { AgentEntityKind } from './agentState';
 import type { runMachine } from './runMachine';
@@ -20,10 +21,18 @@ export interface EntityHandle {
   pendingEvent: AgentEvent | undefined;
 }
 
+/**
+ * Where a run stands for the store: `unknown` (only ids of refused events are remembered;
+ * its session is not known yet, `sessionId` is ''), `running`, `waiting` (completed, with
+ * tool calls or approvals left to the application still live), `ended`.
+ */
+export type RunHandleStatus = 'unknown' | 'running' | 'waiting' | 'ended';
+
 export interface RunHandle {
   runId: string;
   sessionId: string;
-  started: boolean;
+  status: RunHandleStatus;
+  /** The run actor, while the run is running or waiting. */
   ref: RunRef | undefined;
   entities: Record<AgentEntityKind, Map<string, EntityHandle>>;
   live: Set<EntityHandle>;
@@ -38,13 +47,26 @@ export interface RunHandle {
 export const ABSORBED = Symbol('absorbed');
 export type Outcome = AgentProtocolIssue | typeof ABSORBED | undefined;
 
-export function jsonCopy(value: unknown): unknown {
+/**
+ * What an issue keeps of an invalid event: a JSON copy when the value is plain JSON, else
+ * its identity fields (so a redelivery is still recognised after a restore), never a value
+ * that would make AgentState stop being plain JSON.
+ */
+export function describeInvalidEvent(value: unknown): unknown {
+  if (checkPlainJson(value) === undefined) return JSON.parse(JSON.stringify(value) ?? 'null');
+  if (typeof value !== 'object' || value === null) return null;
+  const summary: Record<string, unknown> = {};
   try {
-    const text = JSON.stringify(value);
-    return text === undefined ? null : JSON.parse(text);
+    for (const field of ['type', 'eventId', 'sessionId', 'runId', 'sequence', 'timestamp'] as const) {
+      const fieldValue = (value as Record<string, unknown>)[field];
+      if (typeof fieldValue === 'string' || (typeof fieldValue === 'number' && Number.isFinite(fieldValue))) {
+        summary[field] = fieldValue;
+      }
+    }
   } catch {
-    return null;
+    // A getter that throws: keep what was read.
   }
+  return summary;
 }
 
 export function hasIdentity(value: unknown): value is { runId: string; eventId: string } {
@@ -78,9 +100,9 @@ export function emptyEntityMaps(): Record<AgentEntityKind, Map<string, EntityHan
   };
 }
 
-/** Whether a run handle may take events of this session: an unknown session ('') takes any. */
-export function belongsTo(run: { sessionId: string }, sessionId: string): boolean {
-  return run.sessionId === '' || run.sessionId === sessionId;
+/** Whether a run handle may take events of this session: a run not started yet takes any. */
+export function belongsTo(run: { status: RunHandleStatus; sessionId: string }, sessionId: string): boolean {
+  return run.status === 'unknown' || run.sessionId === sessionId;
 }
 
 /**

@@ -45,7 +45,9 @@ function completeArguments(entity: AgentToolCallState, text: string, timestamp: 
 
 /**
  * The lifecycle of one tool call:
- * `streaming_arguments -> awaiting_execution -> running -> completed | failed | cancelled`.
+ * `streaming_arguments -> awaiting_execution -> running -> completed | failed | cancelled`,
+ * where `tool.running`, `tool.completed` and `tool.failed` may also follow the argument
+ * stream directly (the seed's lifecycle) and complete the arguments as they do.
  * A failure marked `retryable` accepts the `tool.retry` command (the retry itself arrives
  * as a new tool call with `retryOf`); while one is submitting, a second is refused.
  */
@@ -75,7 +77,13 @@ export const toolCallMachine = setup({
     }),
     completeArguments: assign({
       entity: ({ context, event }) => {
-        assertEvent(event, ['tool.arguments_completed', 'run.settle_pending']);
+        assertEvent(event, [
+          'tool.arguments_completed',
+          'run.settle_pending',
+          'tool.running',
+          'tool.completed',
+          'tool.failed',
+        ]);
         const text = event.type === 'tool.arguments_completed' ? event.payload.arguments : undefined;
         return completeArguments(context.entity, text ?? context.entity.arguments, event.timestamp);
       },
@@ -140,9 +148,13 @@ export const toolCallMachine = setup({
         'tool.arguments_delta': { actions: 'appendArguments' },
         'tool.arguments_completed': { target: 'awaiting_execution', actions: 'completeArguments' },
         'run.settle_pending': { target: 'awaiting_execution', actions: 'completeArguments' },
+        // The seed's lifecycle has no `tool.arguments_completed`: the arguments are complete
+        // at whichever of these comes first.
+        'tool.running': { target: 'running', actions: ['completeArguments', 'markRunning'] },
+        'tool.completed': { target: 'completed', actions: ['completeArguments', 'complete'] },
         'tool.failed': [
-          { guard: 'isRetryableFailure', target: 'retryable', actions: 'fail' },
-          { target: 'failed', actions: 'fail' },
+          { guard: 'isRetryableFailure', target: 'retryable', actions: ['completeArguments', 'fail'] },
+          { target: 'failed', actions: ['completeArguments', 'fail'] },
         ],
         'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
         'run.terminated': { target: 'cancelled', actions: 'terminate' },
@@ -162,7 +174,8 @@ export const toolCallMachine = setup({
       },
     },
     running: {
-      tags: ['active'],
+      // Settleable: a run may end with a tool the application is running (a client-side tool).
+      tags: ['active', 'settleable'],
       on: {
         'tool.completed': { target: 'completed', actions: 'complete' },
         'tool.failed': [

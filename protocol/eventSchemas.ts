@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { AGENT_EVENT_PROTOCOL_VERSION } from './constants';
-import { agentMessageContentSchema } from './contentSchemas';
+import { agentMessageContentSchema, namespacedNameSchema } from './contentSchemas';
 
 const id = z.string().check(z.minLength(1));
 const optionalText = z.optional(z.string());
@@ -13,11 +13,22 @@ export const agentErrorInfoSchema = z.object({
   data: z.optional(z.unknown()),
 });
 
-/** Token usage as runtimes report it; extra counters are kept. */
-export const agentUsageSchema = z.looseObject({
-  inputTokens: z.optional(z.number()),
-  outputTokens: z.optional(z.number()),
-  totalTokens: z.optional(z.number()),
+const tokenCount = z.optional(z.number().check(z.int(), z.gte(0)));
+
+/**
+ * Token usage, normalized: each counter only when the runtime reported it. The wire's own
+ * usage object belongs in the event's `meta` (`meta.openai.usage`), never in here.
+ */
+export const agentUsageSchema = z.strictObject({
+  inputTokens: tokenCount,
+  outputTokens: tokenCount,
+  totalTokens: tokenCount,
+  /** Output tokens spent on reasoning, when the runtime counts them apart. */
+  reasoningTokens: tokenCount,
+  /** Input tokens read from the prompt cache. */
+  cacheReadTokens: tokenCount,
+  /** Input tokens written to the prompt cache. */
+  cacheWriteTokens: tokenCount,
 });
 
 export const agentMessageRoleSchema = z.enum(['user', 'assistant', 'system', 'developer', 'tool']);
@@ -40,6 +51,7 @@ const toolRef = { toolCallId: id };
 const approvalRef = { approvalId: id };
 const taskRef = { taskId: id };
 const artifactRef = { artifactId: id };
+const activityRef = { activityId: id };
 const failure = { error: agentErrorInfoSchema };
 const cancellation = { reason: optionalText };
 const progress = z.optional(z.number().check(z.gte(0), z.lte(1)));
@@ -133,7 +145,7 @@ export const agentEventPayloadSchemas = {
 
   'artifact.created': z.object({
     ...artifactRef,
-    mediaType: id,
+    mediaType: z.optional(id),
     title: optionalText,
     name: optionalText,
     content: optionalText,
@@ -143,7 +155,8 @@ export const agentEventPayloadSchemas = {
   }),
   'artifact.updated': z.object({
     ...artifactRef,
-    version: z.number().check(z.int(), z.gte(1)),
+    /** When present, greater than the artifact's current version. */
+    version: z.optional(z.number().check(z.int(), z.gte(1))),
     title: optionalText,
     content: optionalText,
     uri: optionalText,
@@ -159,6 +172,23 @@ export const agentEventPayloadSchemas = {
 
   'state.snapshot': z.object({ snapshot: z.unknown() }),
   'state.delta': z.object({ patch: z.array(jsonPatchOperationSchema) }),
+
+  /** A runtime event with no standard meaning (AG-UI CUSTOM, RAW, SUBAGENT_*), kept in order per run. */
+  'extension.emitted': z.object({ name: namespacedNameSchema, data: z.optional(z.unknown()) }),
+
+  /** A structured activity (a plan, a progress card) as a whole; `replace: false` keeps an existing one. */
+  'activity.snapshot': z.object({
+    ...activityRef,
+    activityType: id,
+    content: z.unknown(),
+    replace: z.optional(z.boolean()),
+  }),
+  /** An RFC 6902 patch to an activity's content. */
+  'activity.delta': z.object({
+    ...activityRef,
+    activityType: z.optional(id),
+    patch: z.array(jsonPatchOperationSchema),
+  }),
 } as const;
 
 type PayloadSchemas = typeof agentEventPayloadSchemas;
