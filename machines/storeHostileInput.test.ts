@@ -134,7 +134,8 @@ describe('reset takes a clean, validated copy', () => {
     const store = createAgentStore();
     store.reset(saved);
     (saved.state.s1 as { cart: string[] }).cart.push('pear');
-    (saved.toolCalls[key('r1', 't1')]?.result as { items: number[] }).items.push(2);
+    const toolCall = saved.toolCalls[key('r1', 't1')] as { result: { items: number[] } };
+    toolCall.result.items.push(2);
     saved.runs.r1 = { ...(saved.runs.r1 as AgentState['runs'][string]), status: 'failed' };
     const state = store.getSnapshot();
     expect(state.state.s1).toEqual({ cart: ['apple'] });
