@@ -25,8 +25,8 @@ export type {
 } from './agentState';
 export { AGENT_ENTITY_CONTAINERS, AGENT_ENTITY_KINDS, createEmptyAgentState } from './agentState';
 export { agentStateSchema, parseAgentState } from './agentStateSchema';
-export type { StatePatchResult } from './applyStatePatch';
-export { applyStatePatch } from './applyStatePatch';
+export type { StatePatchLimits, StatePatchResult } from './applyStatePatch';
+export { applyStatePatch, DEFAULT_STATE_PATCH_LIMITS } from './applyStatePatch';
 export { approvalMachine } from './approvalMachine';
 export { artifactMachine } from './artifactMachine';
 export type { AgentProtocolMode, AgentStore, AgentStoreOptions } from './createAgentStore';
@@ -38,11 +38,19 @@ export { messageMachine } from './messageMachine';
 export { reasoningMachine } from './reasoningMachine';
 export { replayAgentEvents } from './replayAgentEvents';
 export { entityMachines, runMachine } from './runMachine';
-export type { AgentMessageInfo, AgentMessageInfoStatus, AgentTimelineItem, AgentVisibleReasoning } from './selectors';
+export type {
+  AgentMessageInfo,
+  AgentMessageInfoStatus,
+  AgentPendingInput,
+  AgentTimelineItem,
+  AgentVisibleReasoning,
+} from './selectors';
 export {
+  isApprovalExpired,
   selectAgentTimeline,
   selectApproval,
   selectMessages,
+  selectPendingInput,
   selectRun,
   selectRunningRuns,
   selectToolCall,

@@ -3,6 +3,7 @@ import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { runEvents } from '../tests/support/events';
 import { createAgentStore } from './createAgentStore';
+import { isApprovalExpired, selectPendingInput } from './selectors';
 
 const key = getAgentEntityKey;
 
@@ -111,6 +112,8 @@ describe('approvals: optional fields, and the runtime judges', () => {
       events.create('approval.requested', { approvalId: 'a1', expiresAt: 50 }),
     ]);
     clock = 1_000;
+    const approval = store.getSnapshot().approvals[key('r1', 'a1')];
+    expect(approval && [isApprovalExpired(approval, 49), isApprovalExpired(approval, clock)]).toEqual([false, true]);
     expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' }))).toBe(true);
     store.dispatch(events.create('approval.resolved', { approvalId: 'a1', decision: 'expired' }));
     expect(store.getSnapshot().approvals[key('r1', 'a1')]).toMatchObject({ status: 'resolved', decision: 'expired' });
@@ -171,6 +174,11 @@ describe('a run that ends waiting for input', () => {
       });
       // A running tool listed as pending stays running until its result arrives.
       expect(state.toolCalls[key('r1', 't2')]?.status).toBe('running');
+      const pending = selectPendingInput(state, 'r1');
+      expect([pending.toolCalls.map((call) => call.id), pending.approvals.map((approval) => approval.id)]).toEqual([
+        ['t1', 't2'],
+        ['a1'],
+      ]);
       const commands = createAgentCommandFactory({ sessionId: 's1', runId: 'r1' });
       expect(store.can(commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' }))).toBe(true);
       expect(store.can(commands.create('run.cancel', {}))).toBe(false);
@@ -182,8 +190,10 @@ describe('a run that ends waiting for input', () => {
       state = store.getSnapshot();
       expect(state.approvals[key('r1', 'a1')]).toMatchObject({ status: 'resolved', decision: 'approved' });
       expect(state.toolCalls[key('r1', 't1')]).toMatchObject({ status: 'completed', result: { temperature: 14 } });
+      expect(selectPendingInput(store.getSnapshot(), 'r1').toolCalls.map((call) => call.id)).toEqual(['t2']);
       store.dispatch(events.create('tool.completed', { toolCallId: 't2', result: 'opened' }));
       expect(store.getSnapshot().toolCalls[key('r1', 't2')]?.status).toBe('completed');
+      expect(selectPendingInput(store.getSnapshot(), 'r1')).toEqual({ toolCalls: [], approvals: [] });
       expect(store.getSnapshot().issues).toEqual([]);
     });
   }

@@ -11,6 +11,7 @@ import {
   type AgentToolCallState,
 } from './agentState';
 import { getOwn } from './agentStateProjection';
+import { isPendingEntity } from './pendingInput';
 
 /** The run with this id, or `undefined`. */
 export function selectRun(state: AgentState, runId: string): AgentRunState | undefined {
@@ -158,4 +159,43 @@ export function selectMessages(state: AgentState, options: { runId?: string } = 
   }
   cached.set(cacheKey, infos);
   return infos;
+}
+
+/** What a completed run still waits for: the listed tool calls and approvals that are not settled yet. */
+export interface AgentPendingInput {
+  toolCalls: AgentToolCallState[];
+  approvals: AgentApprovalState[];
+}
+
+/**
+ * The tool calls and approvals a run ended waiting on (`pendingToolCallIds`,
+ * `pendingApprovalIds`) that are still open: tool calls awaiting execution or running,
+ * approvals waiting. Empty lists when the run waits for nothing.
+ *
+ * @example
+ * const { toolCalls } = selectPendingInput(state, 'run-1');
+ * for (const call of toolCalls) runClientTool(call.name, call.parsedArguments);
+ */
+export function selectPendingInput(state: AgentState, runId: string): AgentPendingInput {
+  const run = getOwn(state.runs, runId);
+  const pending: AgentPendingInput = { toolCalls: [], approvals: [] };
+  if (run === undefined) return pending;
+  for (const toolCallId of run.pendingToolCallIds ?? []) {
+    const toolCall = selectToolCall(state, { runId, toolCallId });
+    if (toolCall !== undefined && isPendingEntity(run, 'toolCall', toolCall)) pending.toolCalls.push(toolCall);
+  }
+  for (const approvalId of run.pendingApprovalIds ?? []) {
+    const approval = selectApproval(state, { runId, approvalId });
+    if (approval !== undefined && isPendingEntity(run, 'approval', approval)) pending.approvals.push(approval);
+  }
+  return pending;
+}
+
+/**
+ * Whether a waiting approval's `expiresAt` has passed by the local clock: for display only.
+ * The runtime decides expiry (it answers with an `expired` resolution), so a decision is
+ * still sent after this turns true.
+ */
+export function isApprovalExpired(approval: AgentApprovalState, now: number = Date.now()): boolean {
+  return approval.status === 'waiting' && approval.expiresAt !== undefined && now >= approval.expiresAt;
 }
