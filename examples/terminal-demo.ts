@@ -1,5 +1,6 @@
 // `npm start`: runs the embedded local runtime through the provider runner and the store,
-// printing each event as it arrives and the timeline at the end. No network, no API key.
+// printing each event as it arrives and the timeline at the end. The run ends waiting for the
+// user's approval, which the store's machines say can be given now. No network, no API key.
 import {
   type AgentEvent,
   createAgentCommandFactory,
@@ -28,14 +29,18 @@ const provider = createLocalAgentProvider({
         argumentDeltas: ['{"city":', '"Rome"}'],
         error: { message: 'upstream timeout', code: 'timeout', retryable: true },
       },
-      { type: 'approval', description: 'Email the forecast to the team?', risk: 'low', decision: 'approved' },
+      // No decision: the approval waits for the user, and the run ends listing it as pending.
+      { type: 'approval', description: 'Email the forecast to the team?', risk: 'low' },
       {
         type: 'artifact',
         mediaType: 'text/markdown',
         title: 'Forecast',
         versions: ['# Paris\n14 °C', '# Paris\n14 °C\n# Rome\n?'],
       },
-      { type: 'text', deltas: ['Paris is 14 °C. ', 'Rome did not answer; ', 'you can retry that lookup.'] },
+      {
+        type: 'text',
+        deltas: ['Paris is 14 °C. ', 'Rome did not answer; ', 'you can retry that lookup. ', 'Shall I email the team?'],
+      },
     ],
   },
 });
@@ -43,7 +48,9 @@ const provider = createLocalAgentProvider({
 const sessionId = 'demo-session';
 const runId = 'run-1';
 const store = createAgentStore();
-const retry = createAgentCommandFactory({ sessionId, runId }).create('tool.retry', { toolCallId: 'tool-3' });
+const commands = createAgentCommandFactory({ sessionId, runId });
+const retry = commands.create('tool.retry', { toolCallId: 'tool-3' });
+const approve = commands.create('approval.resolve', { approvalId: 'approval-4', decision: 'approved' });
 
 const result = await runAgentProvider({
   provider,
@@ -67,7 +74,8 @@ for (const item of selectAgentTimeline(state, { runId, includeReasoning: true })
     const outcome = item.entity.result ?? item.entity.error?.message;
     detail = `${item.entity.name}(${item.entity.arguments}) -> ${JSON.stringify(outcome)}`;
   }
-  if (item.kind === 'approval') detail = `${item.entity.description} -> ${item.entity.decision}`;
+  if (item.kind === 'approval')
+    detail = `${item.entity.description} -> ${item.entity.decision ?? 'waiting for the user'}`;
   if (item.kind === 'task') detail = `${item.entity.title} (${Math.round((item.entity.progress ?? 0) * 100)}%)`;
   if (item.kind === 'artifact') detail = `${item.entity.title} v${item.entity.version}`;
   console.log(`  ${item.kind.padEnd(9)} ${item.entity.status.padEnd(18)} ${detail}`);
@@ -78,4 +86,7 @@ console.log(
   `\nrun ${runId}: ${result.status}, usage ${JSON.stringify(run?.usage)}, protocol issues: ${state.issues.length}`,
 );
 console.log(`answer: ${answer?.content}`);
+console.log(
+  `waiting for the user: ${JSON.stringify(run?.pendingApprovalIds)}; the user may approve: ${store.can(approve)}`,
+);
 store.destroy();

@@ -33,7 +33,6 @@ export class AgentProviderError extends AgentError {
     this.event = event;
   }
 
-  static override isInstance(value: unknown): value is AgentProviderError {
-    return AgentError.isInstance(value) && value.name === 'AgentProviderError';
-  }
+  /** Whether `value` is an AgentProviderError (or of a subclass), from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is AgentProviderError;
 }

@@ -26,4 +26,9 @@ export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep } from './local/
 export { LocalAgentRuntimeError, runLocalAgentScript } from './local/runLocalAgentScript';
 export type { AgentRunResult, RunAgentProviderOptions } from './runAgentProvider';
 export { runAgentProvider } from './runAgentProvider';
+export type {
+  AgentProviderValidationCode,
+  AgentProviderValidationIssue,
+} from './testing/validateAgentProviderEvents';
+export { validateAgentProviderEvents } from './testing/validateAgentProviderEvents';
 export { toAgentErrorInfo } from './toAgentErrorInfo';

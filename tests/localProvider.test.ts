@@ -48,6 +48,13 @@ const scripts: Record<string, LocalAgentScript> = {
     ],
   },
   'slow stream': { steps: [{ type: 'text', deltas: ['a', 'b', 'c'] }], delayMs: 5 },
+  'waiting approval': {
+    steps: [
+      { type: 'tool', name: 'send_email', argumentDeltas: ['{"to":"team"}'] },
+      { type: 'approval', description: 'Send the email?', risk: 'medium', toolCallId: 'tool-0' },
+      { type: 'text', deltas: ['Waiting for your approval.'] },
+    ],
+  },
 };
 
 const provider = createLocalAgentProvider({ script: (input) => scripts[input.prompt] ?? { steps: [] } });
@@ -62,7 +69,25 @@ describeAgentProviderContract('local', {
     { name: 'error in stream', input: { prompt: 'error in stream' }, status: 'failed' },
     { name: 'slow stream', input: { prompt: 'slow stream' } },
     { name: 'empty script', input: { prompt: 'nothing' } },
+    { name: 'waiting approval', input: { prompt: 'waiting approval' } },
   ],
+});
+
+// Seed 001's tool lifecycle: no `tool.arguments_completed`, the arguments are complete at `tool.running`.
+describeAgentProviderContract('local, seed tool lifecycle', {
+  provider: createLocalAgentProvider({
+    runtime: async function* () {
+      yield { type: 'tool.start', id: 'search', name: 'search' } as const;
+      yield { type: 'tool.args', id: 'search', delta: '{"q":"x"}' } as const;
+      yield { type: 'tool.running', id: 'search' } as const;
+      yield { type: 'tool.result', id: 'search', result: { hits: 3 } } as const;
+      yield { type: 'tool.start', id: 'lookup', name: 'lookup' } as const;
+      yield { type: 'tool.running', id: 'lookup' } as const;
+      yield { type: 'tool.error', id: 'lookup', error: { message: 'not found' } } as const;
+      yield { type: 'done' } as const;
+    },
+  }),
+  fixtures: [{ name: 'requested, arguments, running, completed; requested, running, failed', input: { prompt: 'x' } }],
 });
 
 describe('local provider: what each script path produces', () => {
@@ -102,9 +127,29 @@ describe('local provider: what each script path produces', () => {
     ]);
   });
 
+  it('ends with an approval that has no decision waiting for the user, listed as pending', async () => {
+    const { result, events, state } = await runAgentProviderFixture(provider, { prompt: 'waiting approval' });
+    expect(result.status).toBe('completed');
+    expect(events.at(-1)).toMatchObject({
+      type: 'run.completed',
+      payload: { pendingToolCallIds: ['tool-0'], pendingApprovalIds: ['approval-1'] },
+    });
+    expect(events.map((event) => event.type).filter((type) => type.startsWith('approval.'))).toEqual([
+      'approval.requested',
+    ]);
+    expect(state.runs['contract-run']?.pendingApprovalIds).toEqual(['approval-1']);
+    expect(Object.values(state.approvals)).toMatchObject([
+      { id: 'approval-1', status: 'waiting', toolCallId: 'tool-0', description: 'Send the email?', risk: 'medium' },
+    ]);
+    expect(state.issues).toEqual([]);
+  });
+
   it('fails the run with the runtime error, and with the error reported in the stream', async () => {
     const crash = await runAgentProviderFixture(provider, { prompt: 'runtime crash' });
     expect(crash.state.runs['contract-run']?.error).toEqual({ message: 'GPU fell over', code: 'internal' });
+    const unnamed = createLocalAgentProvider({ script: { steps: [{ type: 'fail', error: { message: 'down' } }] } });
+    const unnamedCrash = await runAgentProviderFixture(unnamed, { prompt: 'x' });
+    expect(unnamedCrash.state.runs['contract-run']?.error).toEqual({ message: 'down', code: 'runtime_error' });
     expect(Object.values(crash.state.messages)[1]?.status).toBe('completed');
     const reported = await runAgentProviderFixture(provider, { prompt: 'error in stream' });
     expect(reported.state.runs['contract-run']?.error).toEqual({

@@ -47,9 +47,8 @@ export class AgentTransportError extends AgentError {
     this.closeReason = details.closeReason;
   }
 
-  static override isInstance(value: unknown): value is AgentTransportError {
-    return AgentError.isInstance(value) && value.name === 'AgentTransportError';
-  }
+  /** Whether `value` is an AgentTransportError (or of a subclass), from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is AgentTransportError;
 }
 
 /** Whether an error is the end of an aborted operation, from fetch, a transport or a signal. */

@@ -11,9 +11,19 @@ export interface WebSocketLike {
 
 export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
 
+/** A value, or a function called per connection that makes it (sync or async). */
+export type PerConnection<Value> = Value | (() => Value | Promise<Value>);
+
+/**
+ * A WebSocket handshake carries no headers a browser lets you set, so credentials go in the
+ * URL (a query token) or in a subprotocol; both may be functions, called for every
+ * connection, so each one carries the current token.
+ */
 export interface WebSocketTransportOptions<Request> {
-  url: string | URL;
-  protocols?: string | string[];
+  /** The endpoint, or a function that makes it per connection (`wss://host/run?token=...`). */
+  url: PerConnection<string | URL>;
+  /** Subprotocols (`Sec-WebSocket-Protocol`), or a function that makes them per connection. */
+  protocols?: PerConnection<string | string[]>;
   /** Default `globalThis.WebSocket`; pass `ws`'s `WebSocket` on Node 20. */
   WebSocket?: WebSocketConstructor;
   /** The first message sent once the socket is open; by default `JSON.stringify(request)`. */
@@ -39,7 +49,10 @@ function textOf(data: unknown): string {
  *
  * @example
  * import { WebSocket } from 'ws'; // Node 20; browsers and Node 22 have a global WebSocket
- * const transport = createWebSocketTransport({ url: 'wss://agent.example.com/run', WebSocket });
+ * const transport = createWebSocketTransport({
+ *   url: async () => `wss://agent.example.com/run?token=${await getToken()}`,
+ *   WebSocket,
+ * });
  */
 export function createWebSocketTransport<Request = unknown, Frame = unknown>(
   options: WebSocketTransportOptions<Request>,
@@ -52,10 +65,12 @@ export function createWebSocketTransport<Request = unknown, Frame = unknown>(
         'No WebSocket implementation: pass one as `WebSocket` (the `ws` package on Node 20)',
       );
     }
-    if (signal.aborted)
-      throw new AgentTransportError('aborted', 'The connection was aborted', { cause: signal.reason });
-    const url = String(options.url);
-    const socket = new Socket(url, options.protocols);
+    const aborted = () => new AgentTransportError('aborted', 'The connection was aborted', { cause: signal.reason });
+    if (signal.aborted) throw aborted();
+    const url = String(typeof options.url === 'function' ? await options.url() : options.url);
+    const protocols = typeof options.protocols === 'function' ? await options.protocols() : options.protocols;
+    if (signal.aborted) throw aborted();
+    const socket = protocols === undefined ? new Socket(url) : new Socket(url, protocols);
     const queue: Item[] = [];
     let head = 0;
     let wake: (() => void) | undefined;
@@ -67,7 +82,7 @@ export function createWebSocketTransport<Request = unknown, Frame = unknown>(
       wake?.();
     };
     const onAbort = () => {
-      push({ error: new AgentTransportError('aborted', 'The connection was aborted', { cause: signal.reason }) });
+      push({ error: aborted() });
       socket.close(NORMAL_CLOSURE, 'aborted');
     };
     signal.addEventListener('abort', onAbort, { once: true });

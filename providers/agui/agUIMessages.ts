@@ -1,6 +1,7 @@
 import type { AgentContentPart, AgentMessageContent } from '../../protocol/contentSchemas';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgUIContextState, AnyAgUIEvent } from './agUIContext';
+import { AgUIEventError } from './parseAgUIEvent';
 
 /** AG-UI message content as ours: text parts stay text, other parts become `agui.*` parts. */
 export function contentOf(content: unknown): AgentMessageContent {
@@ -10,6 +11,23 @@ export function contentOf(content: unknown): AgentMessageContent {
     if (part.type === 'text' && typeof part.text === 'string') return { type: 'text', text: part.text };
     return { type: `agui.${String(part.type)}`, data: part };
   });
+}
+
+/**
+ * Throws when a snapshot message or tool call has an empty id or tool name. Checked for the
+ * whole snapshot before any of it is emitted.
+ */
+export function checkSnapshotNames(snapshot: AnyAgUIEvent): void {
+  for (const [index, message] of (snapshot.messages as AnyAgUIEvent[]).entries()) {
+    if (message.id === '') throw new AgUIEventError(snapshot.type, `messages.${index}.id`, 'is empty', snapshot);
+    const calls = (message.toolCalls as Array<{ id: string; function: { name: string } }> | undefined) ?? [];
+    for (const [call, toolCall] of calls.entries()) {
+      const at = `messages.${index}.toolCalls.${call}`;
+      if (toolCall.id === '') throw new AgUIEventError(snapshot.type, `${at}.id`, 'is empty', snapshot);
+      if (toolCall.function.name === '')
+        throw new AgUIEventError(snapshot.type, `${at}.function.name`, 'is empty', snapshot);
+    }
+  }
 }
 
 /** Emits a message already complete (from MESSAGES_SNAPSHOT), unless the caller already has it. */
@@ -27,6 +45,13 @@ export function hydrateMessage(context: AgUIContextState, message: AnyAgUIEvent)
       );
       return out;
     case 'activity':
+      out.push(
+        events.emit('activity.snapshot', {
+          activityId: id,
+          activityType: String(message.activityType),
+          content: message.content,
+        }),
+      );
       return out;
     case 'tool':
       out.push(

@@ -1,19 +1,43 @@
 import type { AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
 import type { AgUIContextState, AnyAgUIEvent } from './agUIContext';
+import { AgUIEventError } from './parseAgUIEvent';
 
-/** AG-UI's usage entries (one per model) summed, the entries kept in `byModel`. */
-export function usageOf(entries: unknown): AgentUsage | undefined {
-  if (!Array.isArray(entries) || entries.length === 0) return undefined;
-  const usage: AgentUsage = {};
-  for (const field of ['inputTokens', 'outputTokens', 'totalTokens'] as const) {
-    const values = entries
-      .map((entry: Record<string, unknown>) => entry[field])
-      .filter((value) => typeof value === 'number');
-    if (values.length > 0) usage[field] = (values as number[]).reduce((sum, value) => sum + value, 0);
+/** Our usage counters and the AG-UI `TokenUsage` fields they sum. */
+const USAGE_FIELDS: ReadonlyArray<[keyof AgentUsage, string]> = [
+  ['inputTokens', 'inputTokens'],
+  ['outputTokens', 'outputTokens'],
+  ['totalTokens', 'totalTokens'],
+  ['reasoningTokens', 'reasoningTokens'],
+  ['cacheReadTokens', 'cachedInputTokens'],
+  ['cacheWriteTokens', 'cacheWriteInputTokens'],
+];
+
+/**
+ * AG-UI's usage entries (one per provider and model) summed into our counters; a counter
+ * no entry reports stays absent. The entries themselves go to the event's `meta.agui.usage`.
+ */
+export function usageOf(usage: unknown): AgentUsage | undefined {
+  const entries = (Array.isArray(usage) ? usage : [usage]).filter(
+    (entry): entry is Record<string, unknown> => typeof entry === 'object' && entry !== null,
+  );
+  const result: AgentUsage = {};
+  for (const [field, wireField] of USAGE_FIELDS) {
+    let sum: number | undefined;
+    for (const entry of entries) {
+      const value = entry[wireField];
+      if (Number.isSafeInteger(value) && (value as number) >= 0) sum = (sum ?? 0) + (value as number);
+    }
+    if (sum !== undefined) result[field] = sum;
   }
-  usage.byModel = entries;
-  return usage;
+  return Object.keys(result).length > 0 ? result : undefined;
+}
+
+/** The named fields that are present: an event holds no `undefined`, which JSON cannot carry. */
+function definedFields(source: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const field of fields) if (source[field] !== undefined) result[field] = source[field];
+  return result;
 }
 
 /** RUN_FINISHED: completed with output, usage and pending tool calls; interrupts become waiting approvals; `cancelled` cancels. */
@@ -24,8 +48,17 @@ export function finishRun(event: AnyAgUIEvent, context: AgUIContextState): Agent
     | { type: 'interrupt'; interrupts: Array<Record<string, unknown>> }
     | { type: 'cancelled' }
     | undefined;
-  const meta = { meta: { agui: { threadId: event.threadId, runId: event.runId } } };
+  const agui: Record<string, unknown> = { threadId: event.threadId, runId: event.runId };
+  if (event.usage !== undefined && event.usage !== null) agui.usage = event.usage;
+  const meta = { meta: { agui } };
   if (outcome?.type === 'cancelled') return events.close({ type: 'cancelled', reason: 'agui_cancelled' });
+  // Checked before anything is emitted: an id names the entity a later answer refers to.
+  if (outcome?.type === 'interrupt' && outcome.interrupts.some((interrupt) => interrupt.id === '')) {
+    throw new AgUIEventError('RUN_FINISHED', 'outcome.interrupts.id', 'an interrupt id is empty', event);
+  }
+  if (outcome?.type === 'success' && outcome.pendingToolCallIds?.includes('')) {
+    throw new AgUIEventError('RUN_FINISHED', 'outcome.pendingToolCallIds', 'a tool call id is empty', event);
+  }
   const out: AgentEvent[] = [];
   const payload: {
     output?: unknown;
@@ -42,7 +75,7 @@ export function finishRun(event: AnyAgUIEvent, context: AgUIContextState): Agent
       const approval: Parameters<AgentRunEmitter['emit']>[1] & Record<string, unknown> = {
         approvalId: interrupt.id as string,
         description: (interrupt.message as string | undefined) ?? (interrupt.reason as string),
-        data: { reason: interrupt.reason, responseSchema: interrupt.responseSchema, metadata: interrupt.metadata },
+        data: definedFields(interrupt, ['reason', 'responseSchema', 'metadata']),
       };
       if (typeof interrupt.toolCallId === 'string') approval.toolCallId = interrupt.toolCallId;
       const expiresAt = typeof interrupt.expiresAt === 'string' ? Date.parse(interrupt.expiresAt) : Number.NaN;

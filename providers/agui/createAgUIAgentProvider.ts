@@ -6,7 +6,7 @@ import type {
   ResumeEntry,
   RunAgentInput,
 } from '@ag-ui/core';
-import type { AgentEvent } from '../../protocol/eventSchemas';
+import type { AgentEvent, AgentEventType } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
@@ -14,10 +14,11 @@ import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEm
 import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
 import { type AgUIContextState, type AnyAgUIEvent, subagentMeta } from './agUIContext';
+import { mapExtension } from './agUIExtensions';
 import { closeAllLanes, closeLaneThen, lanesToClose, mapChunk } from './agUILanes';
-import { contentOf, hydrateMessage } from './agUIMessages';
+import { checkSnapshotNames, contentOf, hydrateMessage } from './agUIMessages';
 import { finishRun } from './agUIRunFinished';
-import { readAgUIChunk } from './parseAgUIEvent';
+import { AgUIEventError, readAgUIChunk } from './parseAgUIEvent';
 
 /** What a run of an AG-UI agent starts from: the AG-UI `RunAgentInput` fields the caller owns. */
 export type { AgUIContextState } from './agUIContext';
@@ -34,7 +35,7 @@ export interface AgUIAgentInput {
   resume?: ResumeEntry[];
 }
 
-/** An AG-UI event with no standard home (CUSTOM, RAW, ACTIVITY_*, SUBAGENT_*), handed to the application as it is. */
+/** An AG-UI CUSTOM, RAW, ACTIVITY_* or SUBAGENT_* event, handed to the application as it is. */
 export interface AgUIExtensionEvent {
   name: `agui.${string}`;
   runId: string;
@@ -47,23 +48,44 @@ export interface AgUIAgentProviderOptions {
   url?: SSETransportOptions<RunAgentInput>['url'];
   headers?: SSETransportOptions<RunAgentInput>['headers'];
   fetch?: typeof fetch;
-  /** Receives CUSTOM, RAW, ACTIVITY_* and SUBAGENT_* events, which map to no standard event. */
+  /**
+   * Receives CUSTOM, RAW, ACTIVITY_* and SUBAGENT_* events as they arrived, beside the
+   * `extension.emitted` and `activity.*` events they also become.
+   */
   onExtension?: (extension: AgUIExtensionEvent) => void;
 }
 
-const AGUI_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool', 'approval', 'task', 'state'], {
-  // AG-UI has no running state for tools, and steps carry no progress.
-  except: ['tool.running', 'task.updated'],
-});
+const AGUI_EVENT_TYPES: AgentEventType[] = [
+  ...eventTypesOf(['run', 'message', 'reasoning', 'tool', 'approval', 'task', 'state'], {
+    // AG-UI has no running state for tools, and steps carry no progress.
+    except: ['tool.running', 'task.updated'],
+  }),
+  'extension.emitted',
+  'activity.snapshot',
+  'activity.delta',
+];
+
+/** Fields that name an entity or a tool: empty, they name nothing, and later events could not refer to them. */
+const NAMING_FIELDS = ['messageId', 'toolCallId', 'toolCallName', 'activityType'] as const;
+
+function checkNames(event: AnyAgUIEvent): void {
+  for (const field of NAMING_FIELDS) {
+    if (event[field] === '') throw new AgUIEventError(event.type, field, 'is empty', event);
+  }
+}
 
 /** The three streamed deltas while no chunk stream is open: most events, mapped without detours. */
 function mapPlainDelta(event: AnyAgUIEvent, events: AgentRunEmitter): AgentEvent[] | undefined {
   switch (event.type) {
+    // An empty id falls through to the full mapping, which refuses it.
     case 'TEXT_MESSAGE_CONTENT':
+      if (event.messageId === '') return undefined;
       return [events.emit('message.delta', { messageId: event.messageId as string, delta: event.delta as string })];
     case 'REASONING_MESSAGE_CONTENT':
+      if (event.messageId === '') return undefined;
       return [events.emit('reasoning.delta', { reasoningId: event.messageId as string, delta: event.delta as string })];
     case 'TOOL_CALL_ARGS':
+      if (event.toolCallId === '') return undefined;
       return [
         events.emit('tool.arguments_delta', { toolCallId: event.toolCallId as string, delta: event.delta as string }),
       ];
@@ -78,6 +100,7 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
     const mapped = mapPlainDelta(event, events);
     if (mapped !== undefined) return mapped;
   }
+  checkNames(event);
   const lane = typeof event.subagentRunId === 'string' ? event.subagentRunId : '';
   const extra = subagentMeta(event);
   switch (event.type) {
@@ -105,7 +128,8 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
         toolCallId: event.toolCallId as string,
         name: event.toolCallName as string,
       };
-      if (typeof event.parentMessageId === 'string') payload.messageId = event.parentMessageId;
+      if (typeof event.parentMessageId === 'string' && event.parentMessageId !== '')
+        payload.messageId = event.parentMessageId;
       return closeLaneThen(context, lane, () => events.emit('tool.requested', payload, extra));
     }
     case 'TOOL_CALL_ARGS':
@@ -174,6 +198,7 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
     case 'STATE_DELTA':
       return closeLaneThen(context, lane, () => events.emit('state.delta', { patch: event.delta as never }));
     case 'MESSAGES_SNAPSHOT':
+      checkSnapshotNames(event);
       return [
         ...closeAllLanes(context),
         ...(event.messages as AnyAgUIEvent[]).flatMap((message) => hydrateMessage(context, message)),
@@ -190,7 +215,7 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
     }
     default: {
       options.onExtension?.({ name: `agui.${event.type.toLowerCase()}`, runId: events.runId, event });
-      return [];
+      return mapExtension(event, events);
     }
   }
 }
@@ -200,7 +225,9 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
  * `@ag-ui/core`'s schemas and mapped to the event protocol: runs, text and reasoning
  * messages (chunk events expanded with AG-UI's lane rules), tool calls, steps as tasks,
  * shared state, message snapshots (hydrated without duplicates), interrupts as approvals
- * the run ends waiting on. CUSTOM, RAW, ACTIVITY_* and SUBAGENT_* go to `onExtension`.
+ * the run ends waiting on, ACTIVITY_* as activities, CUSTOM, RAW and SUBAGENT_* as
+ * `extension.emitted` (`agui.custom`, `agui.raw`, `agui.subagent_started`, ...); those
+ * also go to `onExtension`. Empty ids and tool names fail the run with an `AgUIEventError`.
  *
  * @example
  * const provider = createAgUIAgentProvider({

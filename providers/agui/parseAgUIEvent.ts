@@ -18,9 +18,8 @@ export class AgUIEventError extends AgentError {
     this.event = event;
   }
 
-  static override isInstance(value: unknown): value is AgUIEventError {
-    return AgentError.isInstance(value) && value.name === 'AgUIEventError';
-  }
+  /** Whether `value` is an AgUIEventError, from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is AgUIEventError;
 }
 
 /**

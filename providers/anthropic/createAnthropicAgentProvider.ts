@@ -1,11 +1,13 @@
 import { AgentError } from '../../protocol/errors';
 import type { AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
-import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
+import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
 import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
+import { anthropicUsage } from './anthropicUsage';
+import { AnthropicEventError, type AnthropicStreamEvent, readAnthropicEvent } from './readAnthropicEvent';
 
 /** A message as the Messages API takes it. */
 export interface AnthropicMessage {
@@ -43,7 +45,8 @@ export interface AnthropicAgentProviderOptions {
   maxTokens: number;
   /** Default `2023-06-01`. */
   anthropicVersion?: string;
-  headers?: Record<string, string>;
+  /** Extra headers, or a function called per request that makes them (a refreshed token, say). */
+  headers?: SSETransportOptions<AnthropicRequest>['headers'];
   fetch?: typeof fetch;
   transport?: AgentTransport<AnthropicRequest, SSEChunk>;
   onExtension?: (extension: AnthropicExtensionEvent) => void;
@@ -55,6 +58,9 @@ export class AnthropicStreamError extends AgentError {
     super(type, message);
     this.name = 'AnthropicStreamError';
   }
+
+  /** Whether `value` is an AnthropicStreamError, from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is AnthropicStreamError;
 }
 
 const RETRYABLE_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
@@ -67,36 +73,27 @@ type Block =
 
 export interface AnthropicContext {
   events: AgentRunEmitter;
+  /** The Messages API's id of the response (`msg_...`); its text blocks are messages `<id>:<index>`. */
   messageId: string;
+  /** The last text block's message: the one the tool calls that follow it belong to. */
+  textMessageId: string | undefined;
   blocks: Map<number, Block>;
   /** Server tools (web search) by the id their result blocks name. */
   serverTools: Set<string>;
-  usage: AgentUsage;
+  /** The usage the stream reported, as it reported it: `message_start`'s, updated by `message_delta`'s. */
+  usage: Record<string, unknown>;
   stopReason: string | undefined;
   model: string | undefined;
 }
 
 const ANTHROPIC_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool']);
 
-interface StreamEvent {
-  type: string;
-  index?: number;
-  message?: { id?: string; model?: string; usage?: Record<string, unknown> };
-  content_block?: Record<string, unknown> & { type: string };
-  delta?: Record<string, unknown> & { type?: string };
-  usage?: Record<string, unknown>;
-  error?: { type?: string; message?: string };
-}
+type StreamEvent = AnthropicStreamEvent;
 
-function addUsage(usage: AgentUsage, source: Record<string, unknown> | undefined): void {
-  if (source === undefined) return;
-  // Every counter the API reports is kept, nested ones (`server_tool_use`) too.
+function addUsage(usage: Record<string, unknown>, source: Record<string, unknown> | null | undefined): void {
+  if (source === undefined || source === null) return;
+  // `message_delta` counts are cumulative: a later value replaces an earlier one.
   for (const [field, value] of Object.entries(source)) if (value !== null && value !== undefined) usage[field] = value;
-  if (typeof source.input_tokens === 'number') usage.inputTokens = source.input_tokens;
-  if (typeof source.output_tokens === 'number') usage.outputTokens = source.output_tokens;
-  if (typeof usage.inputTokens === 'number' && typeof usage.outputTokens === 'number') {
-    usage.totalTokens = usage.inputTokens + usage.outputTokens;
-  }
 }
 
 function startBlock(
@@ -112,6 +109,7 @@ function startBlock(
     case 'text': {
       const id = `${context.messageId}:${index}`;
       context.blocks.set(index, { kind: 'text', id, citations: [] });
+      context.textMessageId = id;
       const out: AgentEvent[] = [events.emit('message.started', { messageId: id, role: 'assistant' })];
       if (typeof block.text === 'string' && block.text !== '')
         out.push(events.emit('message.delta', { messageId: id, delta: block.text }));
@@ -135,16 +133,24 @@ function startBlock(
     }
     case 'tool_use':
     case 'server_tool_use': {
-      const id = String(block.id);
+      if (typeof block.name !== 'string' || block.name === '') {
+        throw new AnthropicEventError(
+          `content_block.name`,
+          `a ${block.type} block must name its tool, and the API sent ${JSON.stringify(block.name ?? null)}`,
+          JSON.stringify(event),
+        );
+      }
+      // An empty id names nothing: the call gets one of its own, as a call without an id would.
+      const id = typeof block.id === 'string' && block.id !== '' ? block.id : `toolu-${events.runId}-${index}`;
       const input = block.input;
       const startsWithInput = typeof input === 'object' && input !== null && Object.keys(input).length > 0;
       context.blocks.set(index, { kind: 'tool', id, hasInput: startsWithInput });
       if (block.type === 'server_tool_use') context.serverTools.add(id);
-      const payload: { toolCallId: string; name: string; messageId: string; arguments?: string } = {
+      const payload: { toolCallId: string; name: string; messageId?: string; arguments?: string } = {
         toolCallId: id,
-        name: String(block.name),
-        messageId: context.messageId,
+        name: block.name,
       };
+      if (context.textMessageId !== undefined) payload.messageId = context.textMessageId;
       if (startsWithInput) payload.arguments = JSON.stringify(input);
       return [
         events.emit(
@@ -238,20 +244,22 @@ function endRun(context: AnthropicContext): AgentEvent[] {
   const { events } = context;
   if (events.tracker.hasEnded) return [];
   const payload: { usage?: AgentUsage; pendingToolCallIds?: string[] } = {};
-  if (Object.keys(context.usage).length > 0) payload.usage = context.usage;
+  const hasUsage = Object.keys(context.usage).length > 0;
+  if (hasUsage) payload.usage = anthropicUsage(context.usage);
   // stop_reason tool_use: the application runs the client tools; server tools already ran.
   const pending = events.tracker.toolCallsAwaitingExecution().filter((id) => !context.serverTools.has(id));
   if (pending.length > 0) payload.pendingToolCallIds = pending;
   const meta: Record<string, unknown> = { stopReason: context.stopReason ?? null, messageId: context.messageId };
   if (context.model !== undefined) meta.model = context.model;
+  if (hasUsage) meta.usage = context.usage;
   return [events.emit('run.completed', payload, { meta: { anthropic: meta } })];
 }
 
 function mapEvent(chunk: SSEChunk, context: AnthropicContext, options: AnthropicAgentProviderOptions): AgentEvent[] {
-  const event = JSON.parse(chunk.data) as StreamEvent;
+  const event = readAnthropicEvent(chunk.data);
   switch (event.type) {
     case 'message_start':
-      if (event.message?.id !== undefined) context.messageId = event.message.id;
+      if (event.message?.id) context.messageId = event.message.id;
       if (event.message?.model !== undefined) context.model = event.message.model;
       addUsage(context.usage, event.message?.usage);
       return [];
@@ -287,7 +295,11 @@ function isRetryable(error: unknown): boolean {
  * signature kept in the reasoning's meta, redacted thinking as redacted reasoning), client
  * and server tool use with streamed input, citations (in the message's meta), usage, and
  * `error` events classified as retryable or not. `stop_reason: tool_use` ends the run with
- * the client tools awaiting execution.
+ * the client tools awaiting execution. Text blocks are messages `<message id>:<index>`; a
+ * tool call names the text block before it as its message. Usage is normalized (cache
+ * counters included), the API's object kept in `meta.anthropic.usage`. A frame that is
+ * not a stream event, or a tool_use block without a name, fails the run with an
+ * `AnthropicEventError`; a tool_use block with an empty id gets one.
  *
  * @example
  * const provider = createAnthropicAgentProvider({
@@ -305,11 +317,17 @@ function isRetryable(error: unknown): boolean {
 export function createAnthropicAgentProvider(
   options: AnthropicAgentProviderOptions,
 ): AgentProvider<AnthropicInput, AnthropicRequest, SSEChunk, AnthropicContext> {
-  const headers: Record<string, string> = {
-    'anthropic-version': options.anthropicVersion ?? '2023-06-01',
-    ...options.headers,
+  const userHeaders = options.headers;
+  // Made per request, so a headers function gives each request its current token.
+  const headers = async (): Promise<Headers> => {
+    const made = new Headers({ 'anthropic-version': options.anthropicVersion ?? '2023-06-01' });
+    const extra = new Headers(typeof userHeaders === 'function' ? await userHeaders() : userHeaders);
+    extra.forEach((value, name) => {
+      made.set(name, value);
+    });
+    if (options.apiKey !== undefined) made.set('x-api-key', options.apiKey);
+    return made;
   };
-  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
   const baseURL = (options.baseURL ?? 'https://api.anthropic.com').replace(/\/+$/, '');
   const transport =
     options.transport ??
@@ -326,6 +344,7 @@ export function createAnthropicAgentProvider(
     createContext: (context) => ({
       events: createAgentRunEmitter(context),
       messageId: `message-${context.runId}`,
+      textMessageId: undefined,
       blocks: new Map(),
       serverTools: new Set(),
       usage: {},

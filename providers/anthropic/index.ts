@@ -7,3 +7,5 @@ export type {
   AnthropicRequest,
 } from './createAnthropicAgentProvider';
 export { AnthropicStreamError, createAnthropicAgentProvider } from './createAnthropicAgentProvider';
+export type { AnthropicStreamEvent } from './readAnthropicEvent';
+export { AnthropicEventError, readAnthropicEvent } from './readAnthropicEvent';

@@ -91,9 +91,10 @@ function mapChunk(chunk: LocalAgentChunk, events: AgentRunEmitter): AgentEvent[]
     case 'error':
       return events.close({ type: 'failed', error: chunk.error });
     case 'done': {
-      const payload: { usage?: typeof chunk.usage; pendingToolCallIds?: string[] } = {};
+      const payload: { usage?: typeof chunk.usage; pendingToolCallIds?: string[]; pendingApprovalIds?: string[] } = {};
       if (chunk.usage !== undefined) payload.usage = chunk.usage;
       if (chunk.pendingToolCallIds !== undefined) payload.pendingToolCallIds = chunk.pendingToolCallIds;
+      if (chunk.pendingApprovalIds !== undefined) payload.pendingApprovalIds = chunk.pendingApprovalIds;
       return [events.emit('run.completed', payload)];
     }
   }

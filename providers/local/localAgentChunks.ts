@@ -23,7 +23,7 @@ export type LocalAgentChunk =
   | { type: 'artifact.version'; id: string; version: number; content: string }
   | { type: 'artifact.end'; id: string }
   | { type: 'error'; error: AgentErrorInfo }
-  | { type: 'done'; usage?: AgentUsage; pendingToolCallIds?: string[] };
+  | { type: 'done'; usage?: AgentUsage; pendingToolCallIds?: string[]; pendingApprovalIds?: string[] };
 
 /** One step of a scripted agent; the local runtime turns each into chunks. */
 export type LocalAgentStep =
@@ -37,7 +37,18 @@ export type LocalAgentStep =
       result?: unknown;
       error?: AgentErrorInfo;
     }
-  | { type: 'approval'; description: string; risk?: string; decision: 'approved' | 'rejected' | 'modified' | 'expired' }
+  | {
+      type: 'approval';
+      description: string;
+      risk?: string;
+      /** The tool call it is about: the id of an earlier tool step, `tool-<its index>`. */
+      toolCallId?: string;
+      /**
+       * How the runtime resolves it; omit it to leave the approval waiting for the user: the
+       * run then ends listing it in `pendingApprovalIds`.
+       */
+      decision?: 'approved' | 'rejected' | 'modified' | 'expired';
+    }
   | { type: 'task'; title: string; progress: number[] }
   | { type: 'artifact'; mediaType: string; title?: string; versions: string[] }
   /** The runtime fails here, as a crashed model server would. */

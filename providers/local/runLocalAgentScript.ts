@@ -1,15 +1,16 @@
+import { AgentError } from '../../protocol/errors';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import type { LocalAgentChunk, LocalAgentScript, LocalAgentStep } from './localAgentChunks';
 
-/** Thrown by the local runtime at a `fail` step. */
-export class LocalAgentRuntimeError extends Error {
-  readonly code: string | undefined;
-
-  constructor(message: string, code?: string) {
-    super(message);
+/** Thrown by the local runtime at a `fail` step, as a crashed model server would fail. */
+export class LocalAgentRuntimeError extends AgentError {
+  constructor(message: string, code = 'runtime_error') {
+    super(code, message);
     this.name = 'LocalAgentRuntimeError';
-    this.code = code;
   }
+
+  /** Whether `value` is a LocalAgentRuntimeError (or of a subclass), from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is LocalAgentRuntimeError;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -27,7 +28,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function* chunksOf(step: LocalAgentStep, index: number, pending: string[]): Generator<LocalAgentChunk> {
+/** What the run leaves to the application and the user, listed by its terminal event. */
+interface LocalPending {
+  toolCalls: string[];
+  approvals: string[];
+}
+
+function* chunksOf(step: LocalAgentStep, index: number, pending: LocalPending): Generator<LocalAgentChunk> {
   const id = `${step.type}-${index}`;
   switch (step.type) {
     case 'reasoning':
@@ -53,15 +60,18 @@ function* chunksOf(step: LocalAgentStep, index: number, pending: string[]): Gene
         yield { type: 'tool.running', id };
         yield { type: 'tool.result', id, result: step.result };
       } else {
-        pending.push(id);
+        pending.toolCalls.push(id);
       }
       return;
-    case 'approval':
-      yield step.risk === undefined
-        ? { type: 'approval.request', id, description: step.description }
-        : { type: 'approval.request', id, description: step.description, risk: step.risk };
-      yield { type: 'approval.resolved', id, decision: step.decision };
+    case 'approval': {
+      const request: LocalAgentChunk = { type: 'approval.request', id, description: step.description };
+      if (step.risk !== undefined) request.risk = step.risk;
+      if (step.toolCallId !== undefined) request.toolCallId = step.toolCallId;
+      yield request;
+      if (step.decision === undefined) pending.approvals.push(id);
+      else yield { type: 'approval.resolved', id, decision: step.decision };
       return;
+    }
     case 'task':
       yield { type: 'task.start', id, title: step.title };
       for (const progress of step.progress) yield { type: 'task.progress', id, progress };
@@ -89,8 +99,8 @@ function* chunksOf(step: LocalAgentStep, index: number, pending: string[]): Gene
 
 /**
  * Plays a script as a runtime would: chunk by chunk, with the script's delay, honouring
- * the abort signal. Tool steps without a result are left to the application and end the
- * run with them pending.
+ * the abort signal. Tool steps without a result are left to the application, approval
+ * steps without a decision to the user: the run ends listing them as pending.
  *
  * @example
  * for await (const chunk of runLocalAgentScript({ steps: [{ type: 'text', deltas: ['Hi'] }] }, signal)) console.log(chunk.type);
@@ -101,7 +111,7 @@ export async function* runLocalAgentScript(
   signal: AbortSignal,
 ): AsyncGenerator<LocalAgentChunk> {
   const delay = script.delayMs ?? 0;
-  const pending: string[] = [];
+  const pending: LocalPending = { toolCalls: [], approvals: [] };
   for (const [index, step] of script.steps.entries()) {
     if (signal.aborted) throw new AgentTransportError('aborted', 'The local run was aborted', { cause: signal.reason });
     if (step.type === 'fail') throw new LocalAgentRuntimeError(step.error.message, step.error.code);
@@ -124,6 +134,7 @@ export async function* runLocalAgentScript(
   }
   const done: LocalAgentChunk = { type: 'done' };
   if (script.usage !== undefined) done.usage = script.usage;
-  if (pending.length > 0) done.pendingToolCallIds = pending;
+  if (pending.toolCalls.length > 0) done.pendingToolCallIds = pending.toolCalls;
+  if (pending.approvals.length > 0) done.pendingApprovalIds = pending.approvals;
   yield done;
 }

@@ -1,16 +1,22 @@
+import type { AgentContentPart } from '../../protocol/contentSchemas';
 import { AgentError } from '../../protocol/errors';
 import type { AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
 import { isAbortError } from '../../transports/AgentTransportError';
-import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
+import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
 import type { AgentProvider, AgentTransport } from '../AgentProvider';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
 import { eventTypesOf } from '../eventTypeGroups';
 import { toAgentErrorInfo } from '../toAgentErrorInfo';
+import { fromOpenAIContent, type OpenAIContentPart, toOpenAIContent } from './openAIContent';
+import { type OpenAIChunkDelta, OpenAIChunkError, readOpenAIChunk } from './readOpenAIChunk';
 
-/** A chat message as the Chat Completions API takes it. */
+/**
+ * A chat message as the Chat Completions API takes it. Content parts may be OpenAI's
+ * (`image_url`, `input_audio`, `file`, ...) or ours (`image`, `file`), sent as OpenAI's.
+ */
 export interface OpenAIChatMessage {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content: string | null | Array<Record<string, unknown>>;
+  content: string | null | Array<OpenAIContentPart | AgentContentPart>;
   name?: string;
   tool_call_id?: string;
   tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
@@ -36,7 +42,8 @@ export interface OpenAICompatibleAgentProviderOptions {
   baseURL: string;
   apiKey?: string;
   model: string;
-  headers?: Record<string, string>;
+  /** Extra headers, or a function called per request that makes them (a refreshed token, say). */
+  headers?: SSETransportOptions<OpenAIChatRequest>['headers'];
   fetch?: typeof fetch;
   /** Replaces the SSE transport (a recorded fixture, say). */
   transport?: AgentTransport<OpenAIChatRequest, SSEChunk>;
@@ -51,6 +58,9 @@ export class OpenAIStreamError extends AgentError {
     this.name = 'OpenAIStreamError';
     this.type = type;
   }
+
+  /** Whether `value` is an OpenAIStreamError, from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is OpenAIStreamError;
 }
 
 interface ToolSlot {
@@ -66,29 +76,13 @@ export interface OpenAIContext {
   tools: Map<number, ToolSlot>;
   toolOrder: string[];
   finishReason: string | undefined;
-  usage: AgentUsage | undefined;
+  /** The last usage object the server sent, as it sent it. */
+  usage: Record<string, unknown> | undefined;
   model: string | undefined;
   completionId: string | undefined;
   done: boolean;
   counter: number;
   refused: boolean;
-}
-
-interface ChunkDelta {
-  role?: string;
-  content?: string | null;
-  reasoning_content?: string | null;
-  reasoning?: string | null;
-  refusal?: string | null;
-  tool_calls?: Array<{ index?: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }>;
-}
-
-interface CompletionChunk {
-  id?: string;
-  model?: string;
-  choices?: Array<{ index?: number; delta?: ChunkDelta; finish_reason?: string | null }>;
-  usage?: Record<string, unknown> | null;
-  error?: { message?: string; code?: string | number | null; type?: string };
 }
 
 const OPENAI_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool'], {
@@ -101,16 +95,58 @@ function closeReasoning(context: OpenAIContext): AgentEvent[] {
   return [context.events.emit('reasoning.completed', { reasoningId: context.reasoningId })];
 }
 
+const tokenCount = (value: unknown): number | undefined =>
+  Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
+
+/** The counters of OpenAI's usage that the protocol names; the whole object goes to the meta. */
 function usageOf(usage: Record<string, unknown>): AgentUsage {
-  const result: AgentUsage = { ...usage };
-  if (typeof usage.prompt_tokens === 'number') result.inputTokens = usage.prompt_tokens;
-  if (typeof usage.completion_tokens === 'number') result.outputTokens = usage.completion_tokens;
-  if (typeof usage.total_tokens === 'number') result.totalTokens = usage.total_tokens;
+  const prompt = usage.prompt_tokens_details as Record<string, unknown> | null | undefined;
+  const completion = usage.completion_tokens_details as Record<string, unknown> | null | undefined;
+  const counts: Array<[keyof AgentUsage, unknown]> = [
+    ['inputTokens', usage.prompt_tokens],
+    ['outputTokens', usage.completion_tokens],
+    ['totalTokens', usage.total_tokens],
+    ['reasoningTokens', completion?.reasoning_tokens],
+    ['cacheReadTokens', prompt?.cached_tokens],
+  ];
+  const result: AgentUsage = {};
+  for (const [field, value] of counts) {
+    const count = tokenCount(value);
+    if (count !== undefined) (result as Record<string, number>)[field] = count;
+  }
   return result;
 }
 
-function mapDelta(delta: ChunkDelta, context: OpenAIContext): AgentEvent[] {
+/**
+ * Throws when a fragment would start a tool call without a name. Checked before the delta
+ * emits anything, so a failed chunk leaves no event made and not delivered.
+ */
+function checkToolCallNames(delta: OpenAIChunkDelta, context: OpenAIContext): void {
+  const started = new Set<number>();
+  for (const fragment of delta.tool_calls ?? []) {
+    const index = fragment.index ?? 0;
+    if (context.tools.has(index) || started.has(index)) continue;
+    if (!fragment.function?.name) {
+      throw new OpenAIChunkError(
+        `tool_calls[${index}].function.name`,
+        `a tool call must start with its function name, and the server sent ${JSON.stringify(fragment.function?.name ?? null)}`,
+        JSON.stringify(fragment),
+      );
+    }
+    started.add(index);
+  }
+}
+
+/** Some servers (Mistral) stream content as parts: their text parts are the message's text. */
+function textOfParts(parts: ReadonlyArray<Record<string, unknown>>): string {
+  let text = '';
+  for (const part of parts) if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+  return text;
+}
+
+function mapDelta(delta: OpenAIChunkDelta, context: OpenAIContext): AgentEvent[] {
   const { events } = context;
+  if (delta.tool_calls) checkToolCallNames(delta, context);
   const out: AgentEvent[] = [];
   const reasoning = delta.reasoning_content ?? delta.reasoning;
   if (typeof reasoning === 'string' && reasoning !== '') {
@@ -123,7 +159,8 @@ function mapDelta(delta: ChunkDelta, context: OpenAIContext): AgentEvent[] {
     }
   }
   // A refusal is what the model says instead of an answer: it is the message's text, marked in its meta.
-  const text = typeof delta.content === 'string' && delta.content !== '' ? delta.content : delta.refusal;
+  const content = Array.isArray(delta.content) ? textOfParts(delta.content) : delta.content;
+  const text = typeof content === 'string' && content !== '' ? content : delta.refusal;
   if (typeof text === 'string' && text !== '') {
     out.push(...closeReasoning(context));
     if (context.messageId === undefined) {
@@ -137,14 +174,16 @@ function mapDelta(delta: ChunkDelta, context: OpenAIContext): AgentEvent[] {
     out.push(...closeReasoning(context));
     const index = fragment.index ?? 0;
     let slot = context.tools.get(index);
-    const name = fragment.function?.name;
+    // Empty strings are what some servers send for "none": they name nothing.
+    const name = fragment.function?.name || undefined;
+    const fragmentId = fragment.id || undefined;
     // Some backends repeat index 0 for every call: a new id with a name is a new call.
     const startsAnother =
-      slot !== undefined && fragment.id !== undefined && fragment.id !== slot.id && name !== undefined;
+      slot !== undefined && fragmentId !== undefined && fragmentId !== slot.id && name !== undefined;
     if (slot === undefined || startsAnother) {
       if (slot !== undefined) out.push(events.emit('tool.arguments_completed', { toolCallId: slot.id }));
-      const id = fragment.id ?? `call-${context.events.runId}-${index}-${++context.counter}`;
-      slot = { id, name: name ?? 'unknown' };
+      const id = fragmentId ?? `call-${context.events.runId}-${index}-${++context.counter}`;
+      slot = { id, name: name as string };
       context.tools.set(index, slot);
       context.toolOrder.push(id);
       const payload: { toolCallId: string; name: string; messageId?: string } = { toolCallId: id, name: slot.name };
@@ -187,13 +226,14 @@ function endRun(context: OpenAIContext): AgentEvent[] {
     });
   }
   const payload: { usage?: AgentUsage; pendingToolCallIds?: string[] } = {};
-  if (context.usage !== undefined) payload.usage = context.usage;
+  if (context.usage !== undefined) payload.usage = usageOf(context.usage);
   // The application executes the tool calls: the run ends with them awaiting execution.
   const pending = events.tracker.toolCallsAwaitingExecution();
   if (pending.length > 0) payload.pendingToolCallIds = pending;
   const meta: Record<string, unknown> = { finishReason: context.finishReason };
   if (context.model !== undefined) meta.model = context.model;
   if (context.completionId !== undefined) meta.completionId = context.completionId;
+  if (context.usage !== undefined) meta.usage = context.usage;
   return [events.emit('run.completed', payload, { meta: { openai: meta } })];
 }
 
@@ -203,7 +243,7 @@ function mapChunk(chunk: SSEChunk, context: OpenAIContext): AgentEvent[] {
     context.done = true;
     return endRun(context);
   }
-  const parsed = JSON.parse(chunk.data) as CompletionChunk;
+  const parsed = readOpenAIChunk(chunk.data);
   if (parsed.error !== undefined && parsed.error !== null) {
     const { message, code, type } = parsed.error;
     throw new OpenAIStreamError(
@@ -212,9 +252,9 @@ function mapChunk(chunk: SSEChunk, context: OpenAIContext): AgentEvent[] {
       type,
     );
   }
-  if (parsed.model !== undefined) context.model = parsed.model;
-  if (parsed.id !== undefined) context.completionId ??= parsed.id;
-  if (parsed.usage) context.usage = usageOf(parsed.usage);
+  if (typeof parsed.model === 'string') context.model = parsed.model;
+  if (typeof parsed.id === 'string') context.completionId ??= parsed.id;
+  if (parsed.usage) context.usage = parsed.usage;
   const choice = parsed.choices?.find((candidate) => (candidate.index ?? 0) === 0);
   if (choice === undefined) return [];
   const out = choice.delta ? mapDelta(choice.delta, context) : [];
@@ -225,8 +265,12 @@ function mapChunk(chunk: SSEChunk, context: OpenAIContext): AgentEvent[] {
 /**
  * A provider for any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure, vLLM,
  * Ollama, DeepSeek, OpenRouter, ...): streamed text, reasoning (`reasoning_content` or
- * `reasoning`), tool calls by index with stable ids, usage, and errors sent mid-stream.
- * A `tool_calls` finish ends the run with the calls awaiting execution by the application.
+ * `reasoning`), tool calls by index with stable ids, usage (normalized, the server's object
+ * in `meta.openai.usage`), and errors sent mid-stream. A `tool_calls` finish ends the run
+ * with the calls awaiting execution by the application. The user's message keeps its parts
+ * (`image_url`, `input_audio`, `file` as our `image` and `file`). A frame that is not a
+ * chunk, or a tool call without a name, fails the run with an `OpenAIChunkError`; a tool
+ * call without an id (or with an empty one) gets one.
  *
  * @example
  * const provider = createOpenAICompatibleAgentProvider({
@@ -244,8 +288,13 @@ function mapChunk(chunk: SSEChunk, context: OpenAIContext): AgentEvent[] {
 export function createOpenAICompatibleAgentProvider(
   options: OpenAICompatibleAgentProviderOptions,
 ): AgentProvider<OpenAIChatInput, OpenAIChatRequest, SSEChunk, OpenAIContext> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.apiKey !== undefined) headers.authorization = `Bearer ${options.apiKey}`;
+  const userHeaders = options.headers;
+  // Made per request, so a headers function gives each request its current token.
+  const headers = async (): Promise<Headers> => {
+    const made = new Headers(typeof userHeaders === 'function' ? await userHeaders() : userHeaders);
+    if (options.apiKey !== undefined) made.set('authorization', `Bearer ${options.apiKey}`);
+    return made;
+  };
   const transport =
     options.transport ??
     createSSETransport<OpenAIChatRequest>({
@@ -276,9 +325,14 @@ export function createOpenAICompatibleAgentProvider(
       const out: AgentEvent[] = [events.emit('run.started', { input })];
       const last = input.messages.at(-1);
       if (last?.role === 'user') {
-        const content = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+        const content = fromOpenAIContent(last.content);
         out.push(
-          events.emit('message.started', { messageId: 'prompt', role: 'user', content }),
+          events.emit(
+            'message.started',
+            content === undefined
+              ? { messageId: 'prompt', role: 'user' }
+              : { messageId: 'prompt', role: 'user', content },
+          ),
           events.emit('message.completed', { messageId: 'prompt' }),
         );
       }
@@ -288,7 +342,7 @@ export function createOpenAICompatibleAgentProvider(
       const request: OpenAIChatRequest = {
         ...input.body,
         model: options.model,
-        messages: input.messages,
+        messages: input.messages.map(toOpenAIMessage),
         stream: true,
         stream_options: { include_usage: true },
       };
@@ -306,6 +360,12 @@ export function createOpenAICompatibleAgentProvider(
       ),
     classifyError: (error) => ({ retryable: classify(error) }),
   };
+}
+
+/** A message with our content parts turned into OpenAI's; string or null content stays as it is. */
+function toOpenAIMessage(message: OpenAIChatMessage): OpenAIChatMessage {
+  if (!Array.isArray(message.content)) return message;
+  return { ...message, content: toOpenAIContent(message.content) };
 }
 
 /** Rate limits, overloads, server errors and dropped connections are worth retrying. */

@@ -6,3 +6,7 @@ export type {
   OpenAIContext,
 } from './createOpenAICompatibleAgentProvider';
 export { createOpenAICompatibleAgentProvider, OpenAIStreamError } from './createOpenAICompatibleAgentProvider';
+export type { OpenAIContentPart } from './openAIContent';
+export { fromOpenAIContent, toOpenAIContent } from './openAIContent';
+export type { OpenAIChunkDelta, OpenAICompletionChunk, OpenAIToolCallFragment } from './readOpenAIChunk';
+export { OpenAIChunkError, readOpenAIChunk } from './readOpenAIChunk';

@@ -11,7 +11,7 @@ export interface AgentProviderFixtureRun {
   events: AgentEvent[];
   state: AgentState;
   validation: AgentProviderValidationIssue[];
-  /** Entities still open at the end (tool calls the run listed as pending do not count). */
+  /** Entities still open at the end (tool calls and approvals the run listed as pending do not count). */
   activeEntities: string[];
 }
 
@@ -27,7 +27,7 @@ export function findActiveEntities(state: AgentState): string[] {
       const run = state.runs[entity.runId];
       const pending =
         (container === 'toolCalls' &&
-          entity.status === 'awaiting_execution' &&
+          (entity.status === 'awaiting_execution' || entity.status === 'running') &&
           run?.pendingToolCallIds?.includes(entity.id)) ||
         (container === 'approvals' && entity.status === 'waiting' && run?.pendingApprovalIds?.includes(entity.id));
       if (!pending && (ACTIVE_STATUSES.has(entity.status) || entity.status === 'awaiting_execution')) active.push(key);

@@ -60,14 +60,76 @@ describe('validateAgentProviderEvents', () => {
       lifecycle.create('run.started', {}),
       lifecycle.create('tool.requested', { toolCallId: 't', name: 'x' }),
       lifecycle.create('tool.running', { toolCallId: 't' }),
+      lifecycle.create('tool.arguments_delta', { toolCallId: 't', delta: '{}' }),
       lifecycle.create('tool.cancelled', { toolCallId: 't' }),
       lifecycle.create('run.completed', {}),
       lifecycle.create('message.started', { messageId: 'late', role: 'assistant' }),
     ]);
     expect(issues.map((issue) => [issue.code, issue.index])).toEqual([
-      ['invalid_lifecycle', 2],
-      ['invalid_lifecycle', 5],
+      ['invalid_lifecycle', 3],
+      ['invalid_lifecycle', 6],
     ]);
-    expect(issues[0]?.message).toContain('streaming_arguments');
+    expect(issues[0]?.message).toContain('running');
+  });
+});
+
+describe('validateAgentProviderEvents: the seed tool lifecycle', () => {
+  // Seed 001: `tool.requested -> tool.arguments_delta* -> tool.running -> completed | failed | cancelled`,
+  // with `tool.arguments_completed` optional; its capability example declares only these three.
+  const seedCapabilities = {
+    eventTypes: ['run.started', 'run.completed', 'tool.requested', 'tool.running', 'tool.completed'],
+    transports: ['sse'],
+  } as const;
+
+  it("accepts the capability example's tool.requested, tool.running, tool.completed", () => {
+    const events = runEvents('r1');
+    expect(
+      validateAgentProviderEvents(seedCapabilities, [
+        events.create('run.started', {}),
+        events.create('tool.requested', { toolCallId: 't', name: 'search', arguments: '{"q":"x"}' }),
+        events.create('tool.running', { toolCallId: 't' }),
+        events.create('tool.completed', { toolCallId: 't', result: { hits: 3 } }),
+        events.create('run.completed', {}),
+      ]),
+    ).toEqual([]);
+  });
+
+  for (const terminal of ['tool.completed', 'tool.failed', 'tool.cancelled'] as const) {
+    it(`accepts tool.requested -> tool.arguments_delta -> tool.running -> ${terminal}`, () => {
+      const events = runEvents('r1');
+      const payload =
+        terminal === 'tool.completed'
+          ? { toolCallId: 't', result: 'ok' }
+          : terminal === 'tool.failed'
+            ? { toolCallId: 't', error: { message: 'timeout', code: 'timeout' } }
+            : { toolCallId: 't', reason: 'user' };
+      expect(
+        validateAgentProviderEvents(all, [
+          events.create('run.started', {}),
+          events.create('tool.requested', { toolCallId: 't', name: 'search' }),
+          events.create('tool.arguments_delta', { toolCallId: 't', delta: '{"q":' }),
+          events.create('tool.arguments_delta', { toolCallId: 't', delta: '"x"}' }),
+          events.create('tool.running', { toolCallId: 't' }),
+          events.create(terminal, payload as never),
+          events.create('run.completed', {}),
+        ]),
+      ).toEqual([]);
+    });
+  }
+
+  it('accepts tool.completed or tool.failed straight after the argument stream', () => {
+    const events = runEvents('r1');
+    expect(
+      validateAgentProviderEvents(all, [
+        events.create('run.started', {}),
+        events.create('tool.requested', { toolCallId: 'a', name: 'search' }),
+        events.create('tool.arguments_delta', { toolCallId: 'a', delta: '{}' }),
+        events.create('tool.completed', { toolCallId: 'a', result: 1 }),
+        events.create('tool.requested', { toolCallId: 'b', name: 'search' }),
+        events.create('tool.arguments_delta', { toolCallId: 'b', delta: '{}' }),
+        events.create('tool.failed', { toolCallId: 'b', error: { message: 'no' } }),
+        events.create('run.completed', {}),
+      ]),
+    ).toEqual([]);
   });
 });

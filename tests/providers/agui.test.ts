@@ -2,11 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import { type AgUIExtensionEvent, createAgUIAgentProvider } from '../../providers/agui/createAgUIAgentProvider';
 import { AgUIEventError, parseAgUIEvent } from '../../providers/agui/parseAgUIEvent';
 import { describeAgentProviderContract } from '../../providers/testing/describeAgentProviderContract';
 import { runAgentProviderFixture } from '../../providers/testing/runAgentProviderFixture';
 import { startFixtureServer } from '../support/fixtureServer';
+import { startHttpServer } from '../support/httpServer';
 
 const fixtures = fileURLToPath(new URL('../../providers/agui/__fixtures__', import.meta.url));
 const server = await startFixtureServer(
@@ -36,6 +38,8 @@ describeAgentProviderContract('agui', {
     { name: 'stream without RUN_FINISHED', input: input('truncated.sse'), status: 'failed' },
     { name: 'malformed event', input: input('malformed.sse'), status: 'failed' },
     { name: 'cross-provider scenario', input: input('scenario.sse') },
+    { name: 'extensions, activities, subagents, usage', input: input('extensions-activities.sse') },
+    { name: 'empty tool call id', input: input('empty-tool-call-id.sse'), status: 'failed' },
   ],
 });
 
@@ -81,9 +85,9 @@ describe('AG-UI provider mapping (over SSE from a loopback server)', () => {
     expect(state.runs['contract-run']).toMatchObject({
       status: 'completed',
       output: { answered: true },
-      usage: { inputTokens: 130, outputTokens: 45 },
       meta: { agui: { threadId: 'contract-session', runId: 'contract-run' } },
     });
+    expect(state.runs['contract-run']?.usage).toEqual({ inputTokens: 130, outputTokens: 45 });
     expect(state.runs['contract-run']?.pendingToolCallIds).toBeUndefined();
   });
 
@@ -118,7 +122,7 @@ describe('AG-UI provider mapping (over SSE from a loopback server)', () => {
       ['think-1', false, 'completed'],
       ['encrypted:think-1', true, 'completed'],
     ]);
-    // u-1 was in the input history, act-0 is an activity: neither is hydrated again.
+    // u-1 was in the input history: it is not hydrated again; act-0 is an activity, not a message.
     expect(entities(state.messages).map((message) => [message.id, message.role])).toEqual([
       ['u-1', 'user'],
       ['a-0', 'assistant'],
@@ -170,6 +174,140 @@ describe('AG-UI provider mapping (over SSE from a loopback server)', () => {
       code: 'invalid_agui_event',
       message: expect.stringContaining('TEXT_MESSAGE_CONTENT at delta'),
     });
+  });
+});
+
+describe('AG-UI provider: extensions, activities, usage, bad ids', () => {
+  it('turns CUSTOM, RAW, ACTIVITY_* and SUBAGENT_* into events, in order, and into AgentState', async () => {
+    extensions.length = 0;
+    const { events, state } = await runAgentProviderFixture(provider, input('extensions-activities.sse'));
+    const mapped = events.filter((event) => event.type === 'extension.emitted' || event.type.startsWith('activity.'));
+    expect(mapped.map((event) => [event.type, event.payload])).toEqual([
+      ['extension.emitted', { name: 'agui.custom', data: { name: 'company.progress', value: { percent: 10 } } }],
+      [
+        'activity.snapshot',
+        { activityId: 'plan-1', activityType: 'PLAN', content: { steps: [{ title: 'Search', done: false }] } },
+      ],
+      [
+        'extension.emitted',
+        {
+          name: 'agui.subagent_started',
+          data: { subagentRunId: 'sub-1', name: 'researcher', parentToolCallId: 'call-r' },
+        },
+      ],
+      [
+        'extension.emitted',
+        {
+          name: 'agui.subagent_finished',
+          data: { subagentRunId: 'sub-1', result: { sources: 3 }, outcome: { type: 'success' } },
+        },
+      ],
+      [
+        'activity.delta',
+        {
+          activityId: 'plan-1',
+          activityType: 'PLAN',
+          patch: [{ op: 'replace', path: '/steps/0/done', value: true }],
+        },
+      ],
+      ['extension.emitted', { name: 'agui.raw', data: { event: { vendor: 'x', data: 1 }, source: 'vendor-x' } }],
+      [
+        'extension.emitted',
+        { name: 'agui.subagent_error', data: { subagentRunId: 'sub-2', message: 'Timed out', code: 'timeout' } },
+      ],
+    ]);
+    const emitted = events.filter((event) => event.type === 'extension.emitted');
+    expect(state.extensions['contract-run']).toEqual(
+      emitted.map((event) => ({
+        eventId: event.eventId,
+        name: event.payload.name,
+        data: event.payload.data,
+        timestamp: event.timestamp,
+      })),
+    );
+    expect(state.activities[getAgentEntityKey('contract-run', 'plan-1')]).toMatchObject({
+      id: 'plan-1',
+      activityType: 'PLAN',
+      content: { steps: [{ title: 'Search', done: true }] },
+    });
+    // onExtension still sees every one of them, as it arrived.
+    expect(extensions.map((extension) => extension.name)).toEqual([
+      'agui.custom',
+      'agui.activity_snapshot',
+      'agui.subagent_started',
+      'agui.subagent_finished',
+      'agui.activity_delta',
+      'agui.raw',
+      'agui.subagent_error',
+    ]);
+    expect(state.messages['contract-run:sub-msg']).toMatchObject({
+      content: 'Found 3 sources.',
+      meta: { agui: { subagentRunId: 'sub-1' } },
+    });
+  });
+
+  it('hydrates activity messages of a MESSAGES_SNAPSHOT as activities', async () => {
+    const { state } = await runAgentProviderFixture(provider, input('reasoning-state-snapshots.sse'));
+    expect(state.activities[getAgentEntityKey('contract-run', 'act-0')]).toMatchObject({
+      activityType: 'PLAN',
+      content: { x: 1 },
+    });
+    expect(state.activities[getAgentEntityKey('contract-run', 'activity-1')]).toMatchObject({
+      content: { title: 'Plan' },
+    });
+  });
+
+  it('sums usage entries into the six counters and keeps the entries in meta.agui.usage', async () => {
+    const { events } = await runAgentProviderFixture(provider, input('extensions-activities.sse'));
+    const completed = events.at(-1);
+    expect(completed?.type === 'run.completed' && completed.payload.usage).toEqual({
+      inputTokens: 150,
+      outputTokens: 30,
+      totalTokens: 120,
+      reasoningTokens: 5,
+      cacheReadTokens: 64,
+      cacheWriteTokens: 30,
+    });
+    expect((completed?.meta?.agui as { usage?: unknown } | undefined)?.usage).toEqual([
+      {
+        provider: 'openai',
+        model: 'gpt-4o',
+        inputTokens: 100,
+        outputTokens: 20,
+        totalTokens: 120,
+        cachedInputTokens: 64,
+        reasoningTokens: 5,
+      },
+      { provider: 'anthropic', model: 'claude', inputTokens: 50, outputTokens: 10, cacheWriteInputTokens: 30 },
+    ]);
+  });
+
+  it('fails the run, not the caller, on an empty tool call id', async () => {
+    const { state, result } = await runAgentProviderFixture(provider, input('empty-tool-call-id.sse'));
+    expect(result.status).toBe('failed');
+    expect(state.runs['contract-run']?.error).toEqual({
+      message: 'Invalid AG-UI TOOL_CALL_START at toolCallId: is empty',
+      code: 'invalid_agui_event',
+    });
+    expect(state.messages['contract-run:msg-1']).toMatchObject({ status: 'failed', content: 'Let me look.' });
+  });
+
+  it("fails the run with the server's message on an HTTP error", async () => {
+    const denied = await startHttpServer((_request, response) => {
+      response.writeHead(403, { 'content-type': 'application/json' });
+      response.end('{"message":"Agent access denied"}');
+    });
+    try {
+      const deniedProvider = createAgUIAgentProvider({ url: denied.url });
+      const { state } = await runAgentProviderFixture(deniedProvider, input('cancelled.sse'));
+      expect(state.runs['contract-run']?.error).toEqual({
+        message: `${denied.url} answered 403: Agent access denied`,
+        code: 'http_error',
+        data: { status: 403, body: { message: 'Agent access denied' } },
+      });
+    } finally {
+      await denied.close();
+    }
   });
 });
 

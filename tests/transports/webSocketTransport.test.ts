@@ -107,6 +107,35 @@ describe('createWebSocketTransport against a real ws server', () => {
     expect(session.closes).toEqual([{ code: 1000 }]);
   });
 
+  it('makes the url and the subprotocols per connection, so each carries the current token', async () => {
+    const handshakes: Array<{ url: string | undefined; protocol: string | undefined }> = [];
+    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    server.on('connection', (socket, request) => {
+      handshakes.push({ url: request.url, protocol: request.headers['sec-websocket-protocol'] });
+      socket.once('message', () => {
+        socket.send(JSON.stringify({ protocol: socket.protocol }));
+        socket.close(1000);
+      });
+    });
+    await new Promise<void>((resolve) => server?.once('listening', () => resolve()));
+    const { port } = server.address() as AddressInfo;
+    let token = 0;
+    const transport = createWebSocketTransport({
+      url: async () => `ws://127.0.0.1:${port}/run?token=t${++token}`,
+      protocols: () => ['agent-event', `bearer.t${token}`],
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    const frames: unknown[] = [];
+    for (let run = 0; run < 2; run += 1) {
+      for await (const frame of transport.open({}, new AbortController().signal)) frames.push(frame);
+    }
+    expect(handshakes).toEqual([
+      { url: '/run?token=t1', protocol: 'agent-event,bearer.t1' },
+      { url: '/run?token=t2', protocol: 'agent-event,bearer.t2' },
+    ]);
+    expect(frames).toEqual([{ protocol: 'agent-event' }, { protocol: 'agent-event' }]);
+  });
+
   it('says which constructor is missing when there is no WebSocket', async () => {
     const transport = createWebSocketTransport({ url: 'ws://127.0.0.1:1' });
     const original = (globalThis as { WebSocket?: unknown }).WebSocket;

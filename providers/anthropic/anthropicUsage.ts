@@ -1,0 +1,19 @@
+import type { AgentUsage } from '../../protocol/eventSchemas';
+
+const tokenCount = (value: unknown): number | undefined =>
+  Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
+
+/** The counters of Anthropic's usage that the protocol names; the whole object goes to the meta. */
+export function anthropicUsage(raw: Record<string, unknown>): AgentUsage {
+  const usage: AgentUsage = {};
+  const input = tokenCount(raw.input_tokens);
+  const output = tokenCount(raw.output_tokens);
+  const cacheRead = tokenCount(raw.cache_read_input_tokens);
+  const cacheWrite = tokenCount(raw.cache_creation_input_tokens);
+  if (input !== undefined) usage.inputTokens = input;
+  if (output !== undefined) usage.outputTokens = output;
+  if (input !== undefined && output !== undefined) usage.totalTokens = input + output;
+  if (cacheRead !== undefined) usage.cacheReadTokens = cacheRead;
+  if (cacheWrite !== undefined) usage.cacheWriteTokens = cacheWrite;
+  return usage;
+}

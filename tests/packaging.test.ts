@@ -1,0 +1,305 @@
+// The package as a consumer installs it: built with tsup.config.ts into node_modules/agentstate
+// of a scratch directory that has the runtime dependencies and nothing else (no vitest), and
+// loaded by plain Node processes through the exports map, as ES modules and as CommonJS.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { build, type Options } from 'tsup';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleSize } from '../scripts/bundleSize';
+import tsupConfig from '../tsup.config';
+
+const repository = resolve(import.meta.dirname, '..');
+const packageJson = JSON.parse(readFileSync(join(repository, 'package.json'), 'utf8')) as {
+  license: string;
+  dependencies: Record<string, string>;
+  exports: Record<string, string | { import: { default: string }; require: { default: string } }>;
+};
+let root = '';
+let packageDir = '';
+
+/** Runs a script in a fresh Node process from the scratch directory and returns what it printed, parsed. */
+function runNode(fileName: string, source: string): unknown {
+  const file = join(root, fileName);
+  writeFileSync(file, source);
+  const { NODE_OPTIONS: _options, NODE_PATH: _path, ...env } = process.env;
+  return JSON.parse(execFileSync(process.execPath, [file], { cwd: root, env, encoding: 'utf8' }));
+}
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'agentstate-packaging-'));
+  packageDir = join(root, 'node_modules', 'agentstate');
+  await build({
+    ...(tsupConfig as Options),
+    outDir: join(packageDir, 'dist'),
+    dts: false,
+    sourcemap: false,
+    silent: true,
+    config: false,
+  });
+  for (const file of ['package.json', 'LICENSE', 'README.md']) cpSync(join(repository, file), join(packageDir, file));
+  for (const dependency of Object.keys(packageJson.dependencies)) {
+    mkdirSync(dirname(join(root, 'node_modules', dependency)), { recursive: true });
+    symlinkSync(join(repository, 'node_modules', dependency), join(root, 'node_modules', dependency), 'dir');
+  }
+}, 120_000);
+
+afterAll(() => {
+  if (root !== '') rmSync(root, { recursive: true, force: true });
+});
+
+// Shared by the scripts below: one run's events, valid, and the same without its terminal.
+const validatorCall = (agentstate: string, providers: string) => `
+  const events = ${agentstate}.createAgentEventFactory({ sessionId: 's', runId: 'r' });
+  const run = [
+    events.create('run.started', {}),
+    events.create('tool.requested', { toolCallId: 't', name: 'search' }),
+    events.create('tool.arguments_delta', { toolCallId: 't', delta: '{}' }),
+    events.create('tool.running', { toolCallId: 't' }),
+    events.create('tool.completed', { toolCallId: 't', result: 1 }),
+    events.create('run.completed', {}),
+  ];
+  const capabilities = { eventTypes: ${agentstate}.AGENT_EVENT_TYPES, transports: ['sse'] };
+  const codes = (list) => ${providers}.validateAgentProviderEvents(capabilities, list).map((issue) => issue.code);
+  const result = { valid: codes(run), unfinished: codes(run.slice(0, -1)) };
+`;
+
+describe('packaging: agentstate/providers has the validator, without vitest', () => {
+  it('validates a run from the CommonJS build, where agentstate/testing needs vitest', () => {
+    const output = runNode(
+      'validator.cjs',
+      `const agentstate = require('agentstate');
+      const providers = require('agentstate/providers');
+      ${validatorCall('agentstate', 'providers')}
+      try { require('agentstate/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.message.split('\\n')[0]; }
+      console.log(JSON.stringify(result));`,
+    );
+    expect(output).toEqual({
+      valid: [],
+      unfinished: ['missing_run_terminal'],
+      testing: "Cannot find module 'vitest'",
+    });
+  });
+
+  it('validates a run from the ES module build, where agentstate/testing needs vitest', () => {
+    const output = runNode(
+      'validator.mjs',
+      `import * as agentstate from 'agentstate';
+      import * as providers from 'agentstate/providers';
+      ${validatorCall('agentstate', 'providers')}
+      try { await import('agentstate/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.code; }
+      console.log(JSON.stringify(result));`,
+    );
+    expect(output).toEqual({ valid: [], unfinished: ['missing_run_terminal'], testing: 'ERR_MODULE_NOT_FOUND' });
+  });
+});
+
+// Every error class, by the entry that exports it, with arguments for its constructor.
+const errorClasses = `
+  const entries = ['agentstate', 'agentstate/providers', 'agentstate/transports', 'agentstate/providers/openai',
+    'agentstate/providers/anthropic', 'agentstate/providers/agui'];
+  const argumentsByClass = {
+    AgentError: ['code', 'message'],
+    AgentValidationError: ['state', { path: 'runs', reason: 'r', message: 'm' }],
+    AgentProtocolError: [{ code: 'invalid_event', message: 'm' }],
+    AgentProviderError: ['invalid_event', 'p', 'reason'],
+    AgentTransportError: ['aborted', 'message'],
+    LocalAgentRuntimeError: ['message', 'code'],
+    OpenAIStreamError: ['message', 'code', 'type'],
+    AnthropicStreamError: ['overloaded_error', 'message'],
+    AgUIEventError: ['RUN_STARTED', 'threadId', 'reason', {}],
+  };
+  function classesOf(load) {
+    const classes = [];
+    for (const entry of entries) {
+      for (const [name, value] of Object.entries(load(entry))) {
+        if (typeof value !== 'function' || !(value.prototype instanceof Error)) continue;
+        const instance = new value(...(argumentsByClass[name] ?? ['a', 'b', 'c', 'd']));
+        classes.push({ entry, name, errorClass: value, instance });
+      }
+    }
+    return classes;
+  }
+`;
+
+const sameCopyCheck = `
+  const AgentError = classes.find((found) => found.entry === 'agentstate' && found.name === 'AgentError').errorClass;
+  const result = {};
+  for (const { entry, name, errorClass, instance } of classes) {
+    result[entry + ' ' + name] = {
+      instanceOfAgentError: instance instanceof AgentError,
+      extendsAgentError: name === 'AgentError' || Object.getPrototypeOf(errorClass) === AgentError,
+      className: errorClass.name,
+      errorName: instance.name,
+    };
+  }
+`;
+
+const knownClasses = [
+  'agentstate AgentError',
+  'agentstate AgentValidationError',
+  'agentstate AgentProtocolError',
+  'agentstate/providers AgentProviderError',
+  'agentstate/providers LocalAgentRuntimeError',
+  'agentstate/transports AgentTransportError',
+  'agentstate/providers/openai OpenAIStreamError',
+  'agentstate/providers/anthropic AnthropicStreamError',
+  'agentstate/providers/agui AgUIEventError',
+];
+
+type ClassReport = Record<
+  string,
+  { instanceOfAgentError: boolean; extendsAgentError: boolean; className: string; errorName: string }
+>;
+
+function expectOneCopy(report: ClassReport) {
+  expect(Object.keys(report)).toEqual(expect.arrayContaining(knownClasses));
+  for (const [key, found] of Object.entries(report)) {
+    const name = key.split(' ')[1];
+    expect({ key, ...found }).toEqual({
+      key,
+      instanceOfAgentError: true,
+      extendsAgentError: true,
+      className: name,
+      errorName: name,
+    });
+  }
+}
+
+describe('packaging: one copy of each class across entries', () => {
+  it('CommonJS: every error class of every entry extends the AgentError of agentstate', () => {
+    const report = runNode(
+      'classes.cjs',
+      `${errorClasses}
+      const classes = classesOf((entry) => require(entry));
+      ${sameCopyCheck}
+      console.log(JSON.stringify(result));`,
+    ) as ClassReport;
+    expectOneCopy(report);
+  });
+
+  it('ES modules: every error class of every entry extends the AgentError of agentstate', () => {
+    const report = runNode(
+      'classes.mjs',
+      `${errorClasses}
+      const modules = {};
+      for (const entry of entries) modules[entry] = await import(entry);
+      const classes = classesOf((entry) => modules[entry]);
+      ${sameCopyCheck}
+      console.log(JSON.stringify(result));`,
+    ) as ClassReport;
+    expectOneCopy(report);
+  });
+
+  it('an AgentProviderError thrown by runAgentProvider is instanceof AgentError, in both formats', () => {
+    const throwing = (load: string) => `
+      const { AgentError } = ${load}('agentstate');
+      const { runAgentProvider, createLocalAgentProvider } = ${load}('agentstate/providers');
+      const local = createLocalAgentProvider({ script: { steps: [] } });
+      const provider = { ...local, protocol: { name: 'other', version: '1' } };
+      const error = await runAgentProvider({ provider, input: { prompt: 'x' }, sessionId: 's', onEvent() {} }).catch((caught) => caught);
+      console.log(JSON.stringify({ name: error.name, code: error.code, instanceOfAgentError: error instanceof AgentError }));`;
+    const expected = { name: 'AgentProviderError', code: 'unsupported_protocol', instanceOfAgentError: true };
+    expect(runNode('throw.cjs', `(async () => { ${throwing('require')} })();`)).toEqual(expected);
+    expect(runNode('throw.mjs', `const load = (entry) => import(entry); ${throwing('await load')}`)).toEqual(expected);
+  });
+});
+
+describe('packaging: isInstance answers for its class and subclasses, across copies', () => {
+  it('matches the class hierarchy for every pair of classes, ESM against CJS too', () => {
+    const report = runNode(
+      'isInstance.mjs',
+      `import { createRequire } from 'node:module';
+      const require = createRequire(import.meta.url);
+      ${errorClasses}
+      const modules = {};
+      for (const entry of entries) modules[entry] = await import(entry);
+      const classes = [
+        ...classesOf((entry) => modules[entry]).map((found) => ({ ...found, format: 'esm' })),
+        ...classesOf((entry) => require(entry)).map((found) => ({ ...found, format: 'cjs' })),
+      ];
+      const wrong = [];
+      for (const checker of classes) {
+        for (const value of classes) {
+          // Every class extends AgentError directly (the test above checks it).
+          const expected = checker.name === 'AgentError' || checker.name === value.name;
+          if (checker.errorClass.isInstance(value.instance) !== expected)
+            wrong.push(checker.format + ' ' + checker.name + '.isInstance(' + value.format + ' ' + value.name + ')');
+        }
+      }
+      const esm = (name) => classes.find((found) => found.format === 'esm' && found.name === name);
+      const cjs = (name) => classes.find((found) => found.format === 'cjs' && found.name === name);
+      console.log(JSON.stringify({
+        pairs: classes.length ** 2,
+        wrong,
+        openAIOfTransport: esm('OpenAIStreamError').errorClass.isInstance(esm('AgentTransportError').instance),
+        transportAcrossCopies: cjs('AgentTransportError').errorClass.isInstance(esm('AgentTransportError').instance),
+        instanceofAcrossCopies: esm('AgentTransportError').instance instanceof cjs('AgentTransportError').errorClass,
+        errorOfLocalAcrossCopies: cjs('AgentError').errorClass.isInstance(esm('LocalAgentRuntimeError').instance),
+        plainError: esm('AgentError').errorClass.isInstance(Object.assign(new Error('x'), { name: 'AgentError' })),
+      }));`,
+    ) as { pairs: number; wrong: string[] };
+    expect(report.pairs).toBeGreaterThanOrEqual((knownClasses.length * 2) ** 2);
+    expect(report).toMatchObject({
+      wrong: [],
+      openAIOfTransport: false,
+      transportAcrossCopies: true,
+      instanceofAcrossCopies: false,
+      errorOfLocalAcrossCopies: true,
+      plainError: false,
+    });
+  });
+});
+
+describe('packaging: what ships', () => {
+  it('ships LICENSE (MIT, as package.json says), and every file the exports map and its chunks name', () => {
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packageDir, encoding: 'utf8' }),
+    ) as [{ files: { path: string }[] }];
+    const files = packed[0].files.map((file) => file.path);
+    const targets = Object.values(packageJson.exports).flatMap((target) =>
+      typeof target === 'string' ? [target] : [target.import.default, target.require.default],
+    );
+    const chunks = readdirChunks(files);
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', ...targets.map((target) => target.slice(2))]));
+    expect(chunks.missing).toEqual([]);
+    expect(chunks.count).toBeGreaterThan(0);
+    expect(packageJson.license).toBe('MIT');
+    const license = readFileSync(join(repository, 'LICENSE'), 'utf8');
+    expect(license.split('\n')[0]).toBe('MIT License');
+    expect(license).toContain('Copyright (c) 2026 agentstate contributors');
+  });
+
+  it('the size check bundles an entry with the chunks it imports', async () => {
+    const entry = join(packageDir, 'dist', 'index.js');
+    const { inputs } = await bundleSize(`export * from ${JSON.stringify(entry)};`);
+    const bundled = inputs.map((input) => resolve(input));
+    const chunks = [...importedChunks(join(packageDir, 'dist'), 'index.js')];
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(bundled).toEqual(expect.arrayContaining([entry, ...chunks]));
+    expect(bundled.some((input) => input.includes(`${join('node_modules', 'xstate')}`))).toBe(true);
+  });
+});
+
+/** The chunks a built file imports, directly or through other chunks. */
+function importedChunks(directory: string, file: string, found = new Set<string>()): Set<string> {
+  const source = readFileSync(join(directory, file), 'utf8');
+  for (const match of source.matchAll(/(?:from |import |require\()["']\.\/([^"']+)["']/g)) {
+    const chunk = join(directory, match[1] as string);
+    if (found.has(chunk)) continue;
+    found.add(chunk);
+    importedChunks(directory, match[1] as string, found);
+  }
+  return found;
+}
+
+/** The chunks the packed entries import, and those of them the tarball lacks. */
+function readdirChunks(files: readonly string[]): { count: number; missing: string[] } {
+  const imported = new Set<string>();
+  for (const file of files.filter((path) => /^dist\/[^/]+\.c?js$/.test(path))) {
+    for (const chunk of importedChunks(join(packageDir, 'dist'), file.slice('dist/'.length)))
+      imported.add(`dist/${chunk.slice(join(packageDir, 'dist').length + 1)}`);
+  }
+  return { count: imported.size, missing: [...imported].filter((path) => !files.includes(path)) };
+}
