@@ -228,3 +228,40 @@ describe('extensions and activities', () => {
     expect(restoreThenApply(first, rest)).toEqual(state);
   });
 });
+
+describe('invalid events the store cannot copy', () => {
+  it('records a BigInt protocol version or type as invalid_event instead of throwing', () => {
+    const store = createAgentStore();
+    const event = runEvents('r1').create('run.started', {});
+    store.batch([
+      { ...event, protocolVersion: 10n },
+      { ...event, eventId: 'other', type: 10n },
+    ]);
+    const issues = store.getSnapshot().issues;
+    expect(issues.map((issue) => issue.code)).toEqual(['invalid_event', 'invalid_event']);
+    expect(issues[0]?.message).toMatch(/^Invalid event: protocolVersion: expected one of \["0.1"\], got 10n/);
+    expect(issues[0]?.event).toEqual({
+      type: 'run.started',
+      eventId: 'r1-e1',
+      sessionId: 's1',
+      runId: 'r1',
+      sequence: 1,
+      timestamp: 1000,
+    });
+  });
+
+  it('keeps only the identity of an event nested too deep, so the state can still be checkpointed and restored', () => {
+    const store = createAgentStore();
+    const events = runEvents('r1');
+    let deep: unknown = 1;
+    for (let level = 0; level < 5_000; level += 1) deep = { deep };
+    const tooDeep = events.create('tool.requested', { toolCallId: 't1', name: 'x' });
+    store.batch([events.create('run.started', {}), { ...tooDeep, meta: { deep } }]);
+    const saved = JSON.parse(JSON.stringify(store.getSnapshot()));
+    expect(saved.issues[0]).toMatchObject({ code: 'invalid_event', event: { eventId: tooDeep.eventId, runId: 'r1' } });
+    const restored = createAgentStore();
+    restored.reset(saved);
+    restored.dispatch({ ...tooDeep, meta: { deep } });
+    expect(restored.getSnapshot()).toEqual(store.getSnapshot());
+  });
+});

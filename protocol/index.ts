@@ -54,5 +54,7 @@ export {
 export { getAgentEntityKey } from './getAgentEntityKey';
 export type { AgentParseResult } from './parseAgentEvent';
 export { checkAgentEvent, isAgentCommand, isAgentEvent, parseAgentCommand, parseAgentEvent } from './parseAgentEvent';
+export type { PlainJsonFailure, PlainJsonOptions } from './plainJson';
+export { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from './plainJson';
 export type { AgentProtocolIssue, AgentProtocolIssueCode } from './protocolIssue';
 export { AGENT_PROTOCOL_ISSUE_CODES } from './protocolIssue';

@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_EVENT_TYPES } from './eventSchemas';
-import { checkAgentEvent, isAgentCommand, isAgentEvent, parseAgentCommand, parseAgentEvent } from './parseAgentEvent';
+import {
+  checkAgentEvent,
+  checkStreamedDelta,
+  isAgentCommand,
+  isAgentEvent,
+  parseAgentCommand,
+  parseAgentEvent,
+} from './parseAgentEvent';
+
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let level = 1; level < depth; level += 1) value = { a: value };
+  return value;
+}
 
 const envelope = {
   protocolVersion: '0.1',
@@ -16,7 +29,7 @@ const validPayloads: Record<string, unknown> = {
   'run.started': { input: { prompt: 'hi' } },
   'run.completed': {
     output: 'done',
-    usage: { inputTokens: 3, outputTokens: 4, cachedTokens: 1 },
+    usage: { inputTokens: 3, outputTokens: 4, cacheReadTokens: 1 },
     pendingToolCallIds: ['t1'],
   },
   'run.failed': { error: { message: 'boom', code: 'overloaded', retryable: true } },
@@ -56,6 +69,9 @@ const validPayloads: Record<string, unknown> = {
       { op: 'move', from: '/a', path: '/b' },
     ],
   },
+  'extension.emitted': { name: 'company.chart', data: { series: [1, 2] } },
+  'activity.snapshot': { activityId: 'p1', activityType: 'plan', content: { steps: ['a'] } },
+  'activity.delta': { activityId: 'p1', patch: [{ op: 'add', path: '/steps/-', value: 'b' }] },
 };
 
 describe('event schemas', () => {
@@ -163,6 +179,108 @@ describe('event schemas', () => {
       expect(isAgentEvent(value)).toBe(false);
       expect(checkAgentEvent(value)).toBeDefined();
     }
+  });
+});
+
+describe('plain JSON at the boundary', () => {
+  const cyclic: Record<string, unknown> = { a: 1 };
+  cyclic.self = cyclic;
+
+  it.each([
+    [
+      'a result nested too deep',
+      { type: 'tool.completed', payload: { toolCallId: 't1', result: nested(101) } },
+      `payload.result.${Array(100).fill('a').join('.')}`,
+      'nested deeper than 100 levels',
+    ],
+    [
+      'a cyclic state snapshot',
+      { type: 'state.snapshot', payload: { snapshot: cyclic } },
+      'payload.snapshot.self',
+      'contains itself (a cycle), which JSON cannot hold',
+    ],
+    [
+      'a bigint input',
+      { type: 'run.started', payload: { input: { n: 1n } } },
+      'payload.input.n',
+      'is a bigint, which JSON cannot hold',
+    ],
+    [
+      'a Map in approval data',
+      { type: 'approval.resolved', payload: { approvalId: 'a', decision: 'approved', data: { m: new Map() } } },
+      'payload.data.m',
+      'is a Map, not a plain object',
+    ],
+    [
+      'undefined in an output array',
+      { type: 'run.completed', payload: { output: [1, undefined] } },
+      'payload.output.1',
+      'is undefined, which JSON cannot hold',
+    ],
+    [
+      'NaN in a patch value',
+      { type: 'state.delta', payload: { patch: [{ op: 'add', path: '/n', value: Number.NaN }] } },
+      'payload.patch.0.value',
+      'is NaN, which JSON cannot hold',
+    ],
+    [
+      'a Set as activity content',
+      { type: 'activity.snapshot', payload: { activityId: 'p1', activityType: 'plan', content: new Set() } },
+      'payload.content',
+      'is a Set, not a plain object',
+    ],
+    [
+      'a Date in meta',
+      { type: 'run.started', payload: {}, meta: { at: new Date(0) } },
+      'meta.at',
+      'is a Date, not a plain object',
+    ],
+    [
+      'a class instance as a delta meta',
+      { type: 'message.delta', payload: { messageId: 'm1', delta: 'x' }, meta: new (class Meta {})() },
+      'meta',
+      'expected record, got object',
+    ],
+    [
+      'a __proto__ key in a delta meta',
+      { type: 'message.delta', payload: { messageId: 'm1', delta: 'x' }, meta: JSON.parse('{"__proto__":{"x":1}}') },
+      'meta.__proto__',
+      'is a "__proto__" key, which is not allowed',
+    ],
+  ])('refuses %s through both paths, naming the path', (_name, fields, path, reason) => {
+    const event = { ...envelope, ...fields };
+    const error = { path, reason, message: `${path}: ${reason}` };
+    expect(parseAgentEvent(event)).toEqual({ success: false, error });
+    expect(checkAgentEvent(event)).toEqual(error);
+    expect(isAgentEvent(event)).toBe(false);
+    expect(checkStreamedDelta(event)).toBeUndefined();
+  });
+
+  it('refuses a 100,000-deep value without overflowing the stack', () => {
+    const event = { ...envelope, type: 'state.snapshot', payload: { snapshot: nested(100_000) } };
+    const result = parseAgentEvent(event);
+    expect(result.success === false && result.error.reason).toBe('nested deeper than 100 levels');
+    expect(checkAgentEvent(event)?.reason).toBe('nested deeper than 100 levels');
+  });
+
+  it('accepts 100 levels, and optional fields that are undefined (absent)', () => {
+    const deep = { ...envelope, type: 'tool.completed', payload: { toolCallId: 't1', result: nested(100) } };
+    expect(parseAgentEvent(deep).success).toBe(true);
+    expect(checkAgentEvent(deep)).toBeUndefined();
+    const absent = { ...envelope, type: 'tool.completed', payload: { toolCallId: 't1', result: undefined } };
+    expect(checkAgentEvent(absent)).toBeUndefined();
+  });
+
+  it('takes a delta with a plain meta on the fast path, and one with a Date in it nowhere', () => {
+    const delta = { ...envelope, type: 'message.delta', payload: { messageId: 'm1', delta: 'x' } };
+    expect(checkStreamedDelta({ ...delta, meta: { agui: { subagentRunId: 'r2' } } })).toBe('messageId');
+    const dated = { ...delta, meta: { agui: { at: new Date(0) } } };
+    expect(checkStreamedDelta(dated)).toBeUndefined();
+    expect(checkAgentEvent(dated)).toEqual({
+      path: 'meta.agui.at',
+      reason: 'is a Date, not a plain object',
+      message: 'meta.agui.at: is a Date, not a plain object',
+    });
   });
 });
 

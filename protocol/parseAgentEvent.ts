@@ -1,15 +1,57 @@
 import { type AgentCommand, agentCommandSchema } from './commandSchemas';
 import { AGENT_EVENT_PROTOCOL_VERSION } from './constants';
 import type { AgentValidationFailure } from './errors';
-import { type AgentEvent, agentEventSchema, agentEventSchemas } from './eventSchemas';
+import { type AgentEvent, agentEventPayloadSchemas, agentEventSchema, agentEventSchemas } from './eventSchemas';
+import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from './plainJson';
 import { toValidationFailure } from './validationFailure';
 
 export type AgentParseResult<Value> =
   | { success: true; value: Value }
   | { success: false; error: AgentValidationFailure };
 
+/** The payload fields each event type declares: the ones that reach AgentState. */
+const PAYLOAD_FIELDS = Object.fromEntries(
+  Object.entries(agentEventPayloadSchemas).map(([type, schema]) => [type, Object.keys(schema._zod.def.shape)]),
+) as Record<string, readonly string[]>;
+
+function plainJsonFailure(path: string, value: unknown): AgentValidationFailure | undefined {
+  const failure = checkPlainJson(value, { maxDepth: DEFAULT_MAX_JSON_DEPTH });
+  if (failure === undefined) return undefined;
+  const at = failure.path === '' ? path : `${path}.${failure.path}`;
+  return { path: at, reason: failure.reason, message: `${at}: ${failure.reason}` };
+}
+
+/** A record without a prototype of its own: what the schema's `z.record` accepts, and JSON too. */
+function isPlainMeta(meta: unknown): boolean {
+  return isRecord(meta) && checkPlainJson(meta, { maxDepth: DEFAULT_MAX_JSON_DEPTH }) === undefined;
+}
+
 /**
- * Parses an untrusted value as an AgentEvent with the full schema.
+ * The check the schema cannot make: `z.unknown()` fields (a state snapshot, a tool result,
+ * `data`, `input`, `output`) and `meta` must be plain JSON, nested at most
+ * `DEFAULT_MAX_JSON_DEPTH` levels, or AgentState would stop being plain JSON (and a
+ * 100,000-deep value would overflow the stack when it is written). Runs after the schema
+ * accepted the event, on the fields its type declares; an absent optional field is
+ * `undefined` and skipped.
+ */
+function checkPayloadAndMeta(event: {
+  type: string;
+  payload: object;
+  meta?: unknown;
+}): AgentValidationFailure | undefined {
+  const payload = event.payload as Record<string, unknown>;
+  for (const field of PAYLOAD_FIELDS[event.type] ?? []) {
+    const value = payload[field];
+    if (value === undefined) continue;
+    const failure = plainJsonFailure(`payload.${field}`, value);
+    if (failure !== undefined) return failure;
+  }
+  return event.meta === undefined ? undefined : plainJsonFailure('meta', event.meta);
+}
+
+/**
+ * Parses an untrusted value as an AgentEvent with the full schema, and checks that its
+ * free-form fields and meta are plain JSON within the nesting limit.
  *
  * @example
  * const result = parseAgentEvent(JSON.parse(line));
@@ -17,25 +59,30 @@ export type AgentParseResult<Value> =
  */
 export function parseAgentEvent(value: unknown): AgentParseResult<AgentEvent> {
   const result = agentEventSchema.safeParse(value);
-  if (result.success) return { success: true, value: value as AgentEvent };
-  return { success: false, error: toValidationFailure(result.error.issues, value) };
+  if (!result.success) return { success: false, error: toValidationFailure(result.error.issues, value) };
+  const failure = checkPayloadAndMeta(value as AgentEvent);
+  return failure === undefined ? { success: true, value: value as AgentEvent } : { success: false, error: failure };
 }
 
-/** Parses an untrusted value as an AgentCommand with the full schema. */
+/** Parses an untrusted value as an AgentCommand with the full schema; its `data` and meta must be plain JSON. */
 export function parseAgentCommand(value: unknown): AgentParseResult<AgentCommand> {
   const result = agentCommandSchema.safeParse(value);
-  if (result.success) return { success: true, value: value as AgentCommand };
-  return { success: false, error: toValidationFailure(result.error.issues, value) };
+  if (!result.success) return { success: false, error: toValidationFailure(result.error.issues, value) };
+  const command = value as AgentCommand;
+  const failure =
+    plainJsonFailure('payload', command.payload) ??
+    (command.meta === undefined ? undefined : plainJsonFailure('meta', command.meta));
+  return failure === undefined ? { success: true, value: command } : { success: false, error: failure };
 }
 
-/** True when `value` is a valid AgentEvent of protocol 0.1. */
+/** True when `value` is a valid AgentEvent of protocol 0.1 (what `parseAgentEvent` accepts). */
 export function isAgentEvent(value: unknown): value is AgentEvent {
-  return agentEventSchema.safeParse(value).success;
+  return agentEventSchema.safeParse(value).success && checkPayloadAndMeta(value as AgentEvent) === undefined;
 }
 
-/** True when `value` is a valid AgentCommand of command protocol 0.1. */
+/** True when `value` is a valid AgentCommand of command protocol 0.1 (what `parseAgentCommand` accepts). */
 export function isAgentCommand(value: unknown): value is AgentCommand {
-  return agentCommandSchema.safeParse(value).success;
+  return parseAgentCommand(value).success;
 }
 
 /** The payload field naming the entity of a streamed delta type, or undefined for other types. */
@@ -68,7 +115,7 @@ function isValidDelta(value: Record<string, unknown>, deltaField: string): boole
     typeof timestamp === 'number' &&
     Number.isFinite(timestamp) &&
     (parentId === undefined || typeof parentId === 'string') &&
-    (meta === undefined || isRecord(meta)) &&
+    (meta === undefined || isPlainMeta(meta)) &&
     isRecord(payload) &&
     isNonEmptyString(payload[deltaField]) &&
     typeof payload.delta === 'string'
@@ -101,11 +148,9 @@ export function checkAgentEvent(value: unknown): AgentValidationFailure | undefi
     return toValidationFailure(agentEventSchema.safeParse(value).error?.issues ?? [], value);
   }
   const deltaField = deltaEntityField(type);
-  if (deltaField === undefined) {
-    const result = schema.safeParse(value);
-    return result.success ? undefined : toValidationFailure(result.error.issues, value);
-  }
-  if (isValidDelta(value, deltaField)) return undefined;
-  // Rare path: let the schema say where and why, so both paths report alike.
-  return toValidationFailure(schema.safeParse(value).error?.issues ?? [], value);
+  if (deltaField !== undefined && isValidDelta(value, deltaField)) return undefined;
+  // Not a delta, or a delta the hand check refused: the schema says where and why, so both paths report alike.
+  const result = schema.safeParse(value);
+  if (!result.success) return toValidationFailure(result.error.issues, value);
+  return checkPayloadAndMeta(value as unknown as AgentEvent);
 }

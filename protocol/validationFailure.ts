@@ -13,15 +13,24 @@ interface SchemaIssue {
   origin?: string;
 }
 
+/** A value as a message shows it: JSON where it can be, never a throw (a BigInt, a cycle). */
+function show(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return typeof value === 'bigint' ? `${value}n` : kindOf(value);
+  }
+}
+
 function describe(issue: SchemaIssue, input: unknown): string {
   switch (issue.code) {
     case 'invalid_type':
       return `expected ${issue.format ?? issue.expected}, got ${kindOf(valueAt(input, issue.path))}`;
     case 'invalid_value':
-      return `expected one of ${JSON.stringify(issue.values)}, got ${JSON.stringify(valueAt(input, issue.path))}`;
+      return `expected one of ${show(issue.values)}, got ${show(valueAt(input, issue.path))}`;
     case 'invalid_union':
       if (issue.note === 'No matching discriminator') {
-        return `unknown value ${JSON.stringify(valueAt(input, issue.path))}, expected one of ${JSON.stringify(issue.options)}`;
+        return `unknown value ${show(valueAt(input, issue.path))}, expected one of ${show(issue.options)}`;
       }
       return 'matches none of the allowed shapes';
     case 'too_small':

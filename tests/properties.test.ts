@@ -3,13 +3,57 @@ import { describe, expect, it } from 'vitest';
 import { createAgentStore } from '../machines/createAgentStore';
 import { replayAgentEvents } from '../machines/replayAgentEvents';
 import { AgentProtocolError } from '../protocol/errors';
-import { checkAgentEvent, isAgentEvent } from '../protocol/parseAgentEvent';
+import { agentEventSchema } from '../protocol/eventSchemas';
+import { checkAgentEvent, checkStreamedDelta, isAgentEvent, parseAgentEvent } from '../protocol/parseAgentEvent';
 import { runEvents } from './support/events';
 import { buildScenario, corrupt, corruptionArbitrary } from './support/scenarios';
 
 const RUNS = 200;
 const choices = fc.array(fc.nat({ max: 10_000 }), { maxLength: 60 });
 const corruptions = fc.array(corruptionArbitrary, { maxLength: 6 });
+
+class Point {
+  constructor(readonly x: number) {}
+}
+
+/** Values that are not plain JSON, made fresh for each use. */
+const notPlain = fc.constantFrom(
+  () => new Date(0),
+  () => new Map([['a', 1]]),
+  () => new Set([1]),
+  () => new Point(1),
+  () => [Number.NaN],
+  () => [1, undefined],
+  () => 10n,
+  () => () => 1,
+  () => JSON.parse('{"__proto__":{"polluted":true}}'),
+  () => ({ [Symbol('key')]: 1 }),
+  () => {
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    return cycle;
+  },
+  () => {
+    let deep: unknown = 'bottom';
+    for (let level = 0; level < 150; level += 1) deep = { deep };
+    return deep;
+  },
+);
+
+const plainLeaf = fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.boolean(), fc.constant(null));
+const nullPrototype = (entries: Record<string, unknown>) => Object.assign(Object.create(null), entries);
+
+/** Meta-shaped values: plain ones, non-plain ones, and plain containers with something non-plain inside. */
+const metaLike: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', maxDepth: 3 },
+    plainLeaf,
+    notPlain.map((make) => make()),
+    fc.array(tie('value'), { maxLength: 2 }),
+    fc.dictionary(fc.string({ maxLength: 3 }), tie('value'), { maxKeys: 2 }),
+    fc.dictionary(fc.string({ maxLength: 3 }), tie('value'), { maxKeys: 2 }).map(nullPrototype),
+  ),
+})).value;
 
 describe('properties', () => {
   it('the store check accepts and rejects exactly what the schema does', () => {
@@ -52,15 +96,38 @@ describe('properties', () => {
         types,
         fc.array(fc.tuple(fields, anyValue), { maxLength: 3 }),
         fc.array(fc.tuple(payloadFields, anyValue), { maxLength: 3 }),
-        (type, changes, payloadChanges) => {
+        fc.option(metaLike, { nil: undefined }),
+        (type, changes, payloadChanges, meta) => {
           const payload: Record<string, unknown> = { messageId: 'm1', reasoningId: 'r1', toolCallId: 't1', delta: 'x' };
           for (const [field, value] of payloadChanges) payload[field] = value;
           const event: Record<string, unknown> = { ...base, type, payload };
+          if (meta !== undefined) event.meta = meta;
           for (const [field, value] of changes) event[field] = value;
-          expect(checkAgentEvent(event) === undefined).toBe(isAgentEvent(event));
+          const accepted = checkAgentEvent(event) === undefined;
+          expect(accepted).toBe(isAgentEvent(event));
+          expect(accepted).toBe(parseAgentEvent(event).success);
+          // The hot path for deltas never accepts what the schema refuses.
+          if (checkStreamedDelta(event) !== undefined) expect(agentEventSchema.safeParse(event).success).toBe(true);
+          expect(checkStreamedDelta(event) !== undefined).toBe(accepted && type.endsWith('delta'));
         },
       ),
       { numRuns: 2_000 },
+    );
+  });
+
+  it('the store check refuses a meta that is not plain JSON, which would leave AgentState plain JSON no more', () => {
+    const base = runEvents('r1').create('message.delta', { messageId: 'm1', delta: 'x' });
+    fc.assert(
+      fc.property(metaLike, fc.constantFrom('message.delta', 'message.started'), (meta, type) => {
+        const payload = type === 'message.delta' ? base.payload : { messageId: 'm1', role: 'assistant' };
+        const event = { ...base, type, payload, meta };
+        const accepted = checkAgentEvent(event) === undefined;
+        expect(accepted).toBe(isAgentEvent(event));
+        if (accepted) {
+          expect(JSON.parse(JSON.stringify(meta))).toEqual(meta);
+        }
+      }),
+      { numRuns: 1_000 },
     );
   });
 

@@ -19,7 +19,11 @@ export interface SSETransportOptions<Request> {
   body?: (request: Request) => BodyInit;
   /** Default `globalThis.fetch`. */
   fetch?: typeof fetch;
-  /** Largest frame the parser buffers, in characters. Default 10 MiB. */
+  /**
+   * Largest frame, in characters of its lines (line ends not counted). A larger frame fails
+   * the stream with `frame_too_large` after the frames before it, however the reads cut it,
+   * and is never buffered whole. Default 10 MiB.
+   */
   maxFrameSize?: number;
 }
 
@@ -45,6 +49,97 @@ async function readExcerpt(response: Response): Promise<string> {
 }
 
 const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+const CR = 13;
+const LF = 10;
+
+/**
+ * Measures frames as the text arrives, to refuse one over the limit whatever the reads: the
+ * parser's own bound looks only at what it holds between reads, so a large frame that came
+ * whole in one read passed it. A frame's size is the characters of its lines, line ends not
+ * counted, so it is the same however CRLF, CR or LF end them and wherever the reads cut.
+ */
+class FrameSizes {
+  /** Characters of the frame not yet ended, from earlier reads. */
+  private frameSize = 0;
+  /** Nothing since the last line end: a line end now ends a blank line, so the frame. */
+  private lineEmpty = true;
+  /** The last text ended with CR: an LF first in the next one belongs to it. */
+  private afterCR = false;
+
+  constructor(private readonly maxFrameSize: number) {}
+
+  /**
+   * Takes the next text of the stream; returns where in it a frame over the limit starts
+   * (0 when it began in an earlier text), or -1. A text too short to hold one is measured
+   * only from its last blank line, so the cost per read is that of its last frame.
+   */
+  take(text: string): number {
+    if (this.frameSize + text.length > this.maxFrameSize) return this.scan(text, 0);
+    const start = this.lastFrameStart(text);
+    if (start !== -1) {
+      this.frameSize = 0;
+      this.lineEmpty = true;
+    }
+    this.scan(text, start === -1 ? 0 : start);
+    return -1;
+  }
+
+  private scan(text: string, from: number): number {
+    let position = from;
+    if (from === 0 && this.afterCR && text.charCodeAt(0) === LF) position = 1;
+    let frameStart = position;
+    let frameSize = this.frameSize;
+    let lineEmpty = this.lineEmpty;
+    let cr = -2;
+    let lf = -2;
+    while (position < text.length) {
+      if (cr !== -1 && cr < position) cr = text.indexOf('\r', position);
+      if (lf !== -1 && lf < position) lf = text.indexOf('\n', position);
+      const lineEnd = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf);
+      const end = lineEnd === -1 ? text.length : lineEnd;
+      if (end > position) {
+        lineEmpty = false;
+        frameSize += end - position;
+        if (frameSize > this.maxFrameSize) return frameStart;
+      }
+      if (lineEnd === -1) break;
+      position = lineEnd + (text.charCodeAt(lineEnd) === CR && text.charCodeAt(lineEnd + 1) === LF ? 2 : 1);
+      if (lineEmpty) {
+        frameSize = 0;
+        frameStart = position;
+      }
+      lineEmpty = true;
+    }
+    this.frameSize = frameSize;
+    this.lineEmpty = lineEmpty;
+    this.afterCR = text.charCodeAt(text.length - 1) === CR;
+    return -1;
+  }
+
+  /** Where the last frame that starts in `text` starts (after its last blank line), or -1. */
+  private lastFrameStart(text: string): number {
+    const first = this.afterCR && text.charCodeAt(0) === LF ? 1 : 0;
+    let index = text.length - 1;
+    let cr = text.lastIndexOf('\r', index);
+    let lf = text.lastIndexOf('\n', index);
+    while (index >= first) {
+      if (cr > index) cr = text.lastIndexOf('\r', index);
+      if (lf > index) lf = text.lastIndexOf('\n', index);
+      const lineEnd = Math.max(cr, lf);
+      if (lineEnd < first) return -1;
+      // The first character of this line end: a CRLF is one line end.
+      const endStart =
+        text.charCodeAt(lineEnd) === LF && lineEnd > first && text.charCodeAt(lineEnd - 1) === CR
+          ? lineEnd - 1
+          : lineEnd;
+      const previous = text.charCodeAt(endStart - 1);
+      const blank = endStart === first ? first === 1 || this.lineEmpty : previous === CR || previous === LF;
+      if (blank) return lineEnd + 1;
+      index = endStart - 1;
+    }
+    return -1;
+  }
+}
 
 /**
  * The frames of one response, as an async iterator written by hand: an async generator
@@ -57,8 +152,11 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   private readonly decoder = new TextDecoder();
   private readonly parser: EventSourceParser;
-  private parseError: Error | undefined;
-  private lastText = '';
+  private readonly sizes: FrameSizes;
+  /** A frame over the limit: thrown once the frames before it are consumed. */
+  private failure: AgentTransportError | undefined;
+  /** The text fed last ended with CR, which the parser holds until it sees whether an LF follows. */
+  private pendingCR = false;
   private finished = false;
 
   constructor(
@@ -67,13 +165,10 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
     private readonly url: string,
     private readonly maxFrameSize: number,
   ) {
+    this.sizes = new FrameSizes(maxFrameSize);
     this.parser = createParser({
-      maxBufferSize: maxFrameSize,
       // The parser's message is the chunk: `event` and `id` are undefined when the frame had none.
       onEvent: (message: EventSourceMessage) => this.ready.push(message as SSEChunk),
-      onError: (error) => {
-        if (error.type === 'max-buffer-size-exceeded') this.parseError ??= error;
-      },
     });
   }
 
@@ -99,6 +194,7 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
 
   private async fill(): Promise<IteratorResult<SSEChunk>> {
     try {
+      if (this.failure !== undefined) throw this.failure;
       if (this.reader === undefined && !this.finished) {
         const response = await this.connect();
         if (!response.body) this.finished = true;
@@ -108,6 +204,7 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
       this.head = 0;
       while (this.ready.length === 0 && !this.finished && this.reader !== undefined) await this.read(this.reader);
       if (this.head < this.ready.length) return { value: this.ready[this.head++] as SSEChunk, done: false };
+      if (this.failure !== undefined) throw this.failure;
       this.close();
       return DONE;
     } catch (error) {
@@ -129,15 +226,42 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
     }
     if (result.done) {
       const rest = this.decoder.decode();
-      if (rest !== '') this.parser.feed(rest);
-      // A CR at the very end may be the first half of a CRLF, so the parser waits for
-      // more; at the end of the stream it can only be a line end.
-      if ((rest || this.lastText).endsWith('\r')) this.parser.feed('\n');
+      if (rest !== '' && !this.take(rest)) return;
+      // At the end of the stream a CR the parser holds can only be a line end.
+      if (this.pendingCR) this.parser.feed('\n');
       this.finished = true;
       return;
     }
-    const text = this.decoder.decode(result.value, { stream: true });
-    if (text !== '') this.lastText = text;
+    this.take(this.decoder.decode(result.value, { stream: true }));
+  }
+
+  /** Feeds a text to the parser up to any frame over the limit; false when there was one. */
+  private take(text: string): boolean {
+    if (text === '') return true;
+    const oversized = this.sizes.take(text);
+    if (oversized === -1) {
+      this.feed(text);
+      return true;
+    }
+    this.feed(text.slice(0, oversized));
+    // The frames before it are whole; one that ended with a lone CR still waits for a possible LF.
+    if (this.pendingCR) this.parser.feed('\n');
+    this.failure = new AgentTransportError(
+      'frame_too_large',
+      `A server-sent event frame exceeded ${this.maxFrameSize} characters`,
+    );
+    this.finished = true;
+    this.reader?.cancel().catch(() => {});
+    return false;
+  }
+
+  private feed(text: string): void {
+    if (text === '') return;
+    // The parser holds a CR that ended the last text until it sees the next character; when
+    // that is not an LF the CR was a whole line end, and the parser learns it only if a line
+    // end follows in this text, so it is told now (CR LF is the same single line end).
+    if (this.pendingCR && text.charCodeAt(0) !== LF) this.parser.feed('\n');
+    this.pendingCR = text.charCodeAt(text.length - 1) === CR;
     // A frame cut by the read leaves a fragment in the parser, which then joins it to the
     // whole next text, a copy of every read. Fed up to its first line end and then the rest,
     // only the first line is joined.
@@ -146,15 +270,6 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
     else {
       this.parser.feed(text.slice(0, lineEnd + 1));
       this.parser.feed(text.slice(lineEnd + 1));
-    }
-    if (this.parseError) {
-      throw new AgentTransportError(
-        'frame_too_large',
-        `A server-sent event frame exceeded ${this.maxFrameSize} characters`,
-        {
-          cause: this.parseError,
-        },
-      );
     }
   }
 }

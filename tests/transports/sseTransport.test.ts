@@ -28,6 +28,39 @@ async function failure(promise: Promise<unknown>): Promise<AgentTransportError> 
   throw new Error('expected the stream to fail');
 }
 
+async function drain(
+  transport: ReturnType<typeof createSSETransport<never>>,
+): Promise<{ received: SSEChunk[]; error: AgentTransportError | undefined }> {
+  const received: SSEChunk[] = [];
+  try {
+    for await (const chunk of transport.open(undefined as never, new AbortController().signal)) received.push(chunk);
+  } catch (error) {
+    if (!AgentTransportError.isInstance(error)) throw error;
+    return { received, error };
+  }
+  return { received, error: undefined };
+}
+
+function transportOverPieces(pieces: Uint8Array[], maxFrameSize?: number) {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const piece of pieces) controller.enqueue(piece);
+      controller.close();
+    },
+  });
+  const fetch = async () => new Response(body, { headers: SSE_HEADERS });
+  return createSSETransport<never>({
+    url: 'http://stream.invalid',
+    fetch: fetch as typeof globalThis.fetch,
+    ...(maxFrameSize === undefined ? {} : { maxFrameSize }),
+  });
+}
+
+function cut(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [0, ...[...new Set(cuts)].sort((a, b) => a - b), bytes.length];
+  return points.slice(1).map((end, index) => bytes.subarray(points[index], end));
+}
+
 describe('createSSETransport against a real HTTP server', () => {
   it('POSTs the request as JSON and frames events split at awkward byte boundaries', async () => {
     const euro = Buffer.from('data: {"text":"€ and 🙂"}\n\n');
@@ -182,6 +215,44 @@ describe('createSSETransport against a real HTTP server', () => {
     expect(error.code).toBe('frame_too_large');
   });
 
+  it('delivers a small frame that shares a read with the start of an oversized one, then fails', async () => {
+    server = await startHttpServer(async (_request, response) => {
+      response.writeHead(200, SSE_HEADERS);
+      await writePieces(response, [`data: small\n\ndata: ${'x'.repeat(60_000)}`, '\n\ndata: after\n\n']);
+      response.end();
+    });
+    const { received, error } = await drain(createSSETransport({ url: server.url, maxFrameSize: 50_000 }));
+    expect(received).toEqual([{ data: 'small' }]);
+    expect(error?.code).toBe('frame_too_large');
+    expect(error?.message).toBe('A server-sent event frame exceeded 50000 characters');
+  });
+
+  it('gives frame_too_large, not a parser error, for an oversized frame that ends a fragment', async () => {
+    server = await startHttpServer(async (_request, response) => {
+      response.writeHead(200, SSE_HEADERS);
+      await writePieces(response, ['data: one\n\ndata: x', `${'x'.repeat(60_000)}\n\ndata: two\n\n`]);
+      response.end();
+    });
+    const { received, error } = await drain(createSSETransport({ url: server.url, maxFrameSize: 50_000 }));
+    expect(received).toEqual([{ data: 'one' }]);
+    expect(error?.code).toBe('frame_too_large');
+  });
+
+  it('refuses an oversized frame that arrives whole, and delivers what came before it', async () => {
+    const frame = `data: ${'x'.repeat(60_000)}\n\n`;
+    server = await startHttpServer((_request, response) => {
+      response.writeHead(200, SSE_HEADERS);
+      response.end(`data: before\n\n${frame}data: after\n\n`);
+    });
+    const { received, error } = await drain(createSSETransport({ url: server.url, maxFrameSize: 50_000 }));
+    expect(received).toEqual([{ data: 'before' }]);
+    expect(error?.code).toBe('frame_too_large');
+    // The same bytes in a single read of an in-memory body.
+    const whole = await drain(transportOverPieces([new TextEncoder().encode(frame)], 50_000));
+    expect(whole.received).toEqual([]);
+    expect(whole.error?.code).toBe('frame_too_large');
+  });
+
   it('sends no body with GET', async () => {
     server = await startHttpServer((_request, response) => {
       response.writeHead(200, SSE_HEADERS);
@@ -266,5 +337,72 @@ describe('createSSETransport framing, wherever the reads cut the stream', () => 
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('createSSETransport frame size limit, wherever the reads cut the stream', () => {
+  const LIMIT = 24;
+  const lineEnd = fc.constantFrom('\n', '\r\n', '\r');
+  const payload = fc.string({ unit: fc.constantFrom('a', 'b', '€', '🙂', ':'), maxLength: 30 });
+  /** A field line and what it adds to the frame's data, if anything. */
+  const line = fc.oneof(
+    payload.map((text) => ({ text: `data: ${text}`, data: text })),
+    payload.map((text) => ({ text: `data:${text}`, data: text })),
+    payload.map((text) => ({ text: `: ${text}`, data: undefined })),
+    fc.constant({ text: 'event: delta', data: undefined }),
+  );
+  const frame = fc
+    .record({ lines: fc.array(fc.tuple(line, lineEnd), { minLength: 1, maxLength: 3 }), end: lineEnd })
+    // After a CR, an LF would complete that line end instead of making a blank line.
+    .map(({ lines, end }) => ({ lines, end: lines[lines.length - 1]?.[1] === '\r' && end === '\n' ? '\r' : end }));
+
+  it('delivers every frame before the first one over the limit, then fails with frame_too_large', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(frame, { maxLength: 6 }),
+        fc.option(fc.tuple(line, fc.boolean()), { nil: undefined }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        async (frames, unfinished, cutPoints) => {
+          let text = '';
+          const expected: string[] = [];
+          let oversized = false;
+          for (const { lines, end } of frames) {
+            const size = lines.reduce((sum, [{ text: content }]) => sum + content.length, 0);
+            text += `${lines.map(([{ text: content }, ending]) => content + ending).join('')}${end}`;
+            if (oversized) continue;
+            if (size > LIMIT) oversized = true;
+            const data = lines.flatMap(([{ data: part }]) => (part === undefined ? [] : [part]));
+            if (!oversized && data.length > 0) expected.push(data.join('\n'));
+          }
+          // A frame the stream ends in the middle of is dropped, unless it is already too large.
+          if (unfinished !== undefined) {
+            const [{ text: content }, withLineEnd] = unfinished;
+            text += withLineEnd ? `${content}\n` : content;
+            if (content.length > LIMIT) oversized = true;
+          }
+          const bytes = new TextEncoder().encode(text);
+          const pieces = cut(
+            bytes,
+            cutPoints.map((point) => point % (bytes.length + 1)),
+          );
+          const { received, error } = await drain(transportOverPieces(pieces, LIMIT));
+          expect(received.map((chunk) => chunk.data)).toEqual(expected);
+          expect(error?.code).toBe(oversized ? 'frame_too_large' : undefined);
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("counts the characters of a frame's lines, not its line ends", async () => {
+    // 24 characters of lines: accepted with LF, CRLF or CR line ends alike; one more is refused.
+    for (const end of ['\n', '\r\n', '\r']) {
+      const exact = `data: ${'a'.repeat(8)}${end}data: ${'b'.repeat(4)}${end}${end}`;
+      const accepted = await drain(transportOverPieces([new TextEncoder().encode(exact)], LIMIT));
+      expect(accepted).toEqual({ received: [{ data: `${'a'.repeat(8)}\n${'b'.repeat(4)}` }], error: undefined });
+      const refused = await drain(transportOverPieces([new TextEncoder().encode(exact.replace('b', 'bb'))], LIMIT));
+      expect(refused.received).toEqual([]);
+      expect(refused.error?.code).toBe('frame_too_large');
+    }
   });
 });
