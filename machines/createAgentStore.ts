@@ -162,7 +162,11 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
     if (ref === undefined) return;
     const snapshot = ref.getSnapshot();
     projection.setEntity(handle.kind, snapshot.context.entity as AgentEntityState);
-    if (snapshot.status === 'done') finish(handle);
+    // A waiting run keeps only what it waits on: an entity that is no longer pending (a
+    // tool that failed, retryable or not) is done with, as a restore would find it.
+    if (snapshot.status === 'done' || (handle.run.status === 'waiting' && !snapshot.hasTag('settleable'))) {
+      finish(handle);
+    }
   }
 
   /** A final entity's actor is stopped; its record stays in AgentState as plain data. */
