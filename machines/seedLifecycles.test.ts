@@ -256,6 +256,21 @@ describe('a run that ends waiting for input', () => {
     expect(store.getSnapshot().issues.at(-1)).toMatchObject({ code: 'terminal_run', state: 'completed' });
   });
 
+  it('lets go of a listed tool that failed: the run waits only for what is still pending, restored or not', () => {
+    const { store, events } = waitingStore();
+    store.dispatch(events.create('tool.failed', { toolCallId: 't1', error: { message: 'busy', retryable: true } }));
+    const restored = createAgentStore();
+    restored.reset(JSON.parse(JSON.stringify(store.getSnapshot())));
+    const late = events.create('tool.arguments_delta', { toolCallId: 't1', delta: 'x' });
+    store.dispatch(late);
+    restored.dispatch(late);
+    expect(store.getSnapshot().issues.map((issue) => [issue.code, issue.state])).toEqual([
+      ['terminal_run', 'waiting_for_input'],
+    ]);
+    expect(restored.getSnapshot()).toEqual(store.getSnapshot());
+    expect(selectPendingInput(store.getSnapshot(), 'r1').toolCalls.map((call) => call.id)).toEqual(['t2']);
+  });
+
   it('restores a waiting run from its snapshot and goes on as a full replay does', () => {
     const { store, events } = waitingStore();
     const restored = createAgentStore();
