@@ -13,6 +13,19 @@ const USAGE_FIELDS: ReadonlyArray<[keyof AgentUsage, string]> = [
   ['cacheWriteTokens', 'cacheWriteInputTokens'],
 ];
 
+function count(value: unknown): number | undefined {
+  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
+}
+
+/** An entry's total: its own, or input plus output when it gives both, so the sum covers every entry. */
+function entryTotal(entry: Record<string, unknown>): number | undefined {
+  const total = count(entry.totalTokens);
+  if (total !== undefined) return total;
+  const input = count(entry.inputTokens);
+  const output = count(entry.outputTokens);
+  return input !== undefined && output !== undefined ? input + output : undefined;
+}
+
 /**
  * AG-UI's usage entries (one per provider and model) summed into our counters; a counter
  * no entry reports stays absent. The entries themselves go to the event's `meta.agui.usage`.
@@ -25,8 +38,8 @@ export function usageOf(usage: unknown): AgentUsage | undefined {
   for (const [field, wireField] of USAGE_FIELDS) {
     let sum: number | undefined;
     for (const entry of entries) {
-      const value = entry[wireField];
-      if (Number.isSafeInteger(value) && (value as number) >= 0) sum = (sum ?? 0) + (value as number);
+      const value = field === 'totalTokens' ? entryTotal(entry) : count(entry[wireField]);
+      if (value !== undefined) sum = (sum ?? 0) + value;
     }
     if (sum !== undefined) result[field] = sum;
   }

@@ -87,7 +87,7 @@ describe('AG-UI provider mapping (over SSE from a loopback server)', () => {
       output: { answered: true },
       meta: { agui: { threadId: 'contract-session', runId: 'contract-run' } },
     });
-    expect(state.runs['contract-run']?.usage).toEqual({ inputTokens: 130, outputTokens: 45 });
+    expect(state.runs['contract-run']?.usage).toEqual({ inputTokens: 130, outputTokens: 45, totalTokens: 175 });
     expect(state.runs['contract-run']?.pendingToolCallIds).toBeUndefined();
   });
 
@@ -263,7 +263,8 @@ describe('AG-UI provider: extensions, activities, usage, bad ids', () => {
     expect(completed?.type === 'run.completed' && completed.payload.usage).toEqual({
       inputTokens: 150,
       outputTokens: 30,
-      totalTokens: 120,
+      // 120 given by the first entry, 50 + 10 by the second, which gives no total.
+      totalTokens: 180,
       reasoningTokens: 5,
       cacheReadTokens: 64,
       cacheWriteTokens: 30,

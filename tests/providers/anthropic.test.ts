@@ -184,9 +184,10 @@ describe('Anthropic provider: what it keeps', () => {
     const { events } = await runAgentProviderFixture(provider, input('empty-tool-use-id.sse'));
     const completed = events.at(-1);
     expect(completed?.type === 'run.completed' && completed.payload.usage).toEqual({
-      inputTokens: 12,
+      // Every input token: 12 uncached, 4,096 read from the cache, 2,048 written to it.
+      inputTokens: 6_156,
       outputTokens: 30,
-      totalTokens: 42,
+      totalTokens: 6_186,
       cacheReadTokens: 4096,
       cacheWriteTokens: 2048,
     });
