@@ -8,7 +8,8 @@ export type AgentTransportErrorCode =
   | 'frame_too_large'
   | 'invalid_frame'
   | 'abnormal_close'
-  | 'missing_websocket';
+  | 'missing_websocket'
+  | 'unsupported_headers';
 
 export interface AgentTransportErrorDetails {
   /** The HTTP status, for `http_error`. */

@@ -9,7 +9,12 @@ export interface WebSocketLike {
   addEventListener(type: 'open' | 'message' | 'close' | 'error', listener: (event: never) => void): void;
 }
 
-export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
+/** The third argument is `ws`'s options (`{ headers }`); browsers' WebSocket takes two. */
+export type WebSocketConstructor = new (
+  url: string,
+  protocols?: string | string[],
+  options?: { headers: Record<string, string> },
+) => WebSocketLike;
 
 /** A value, or a function called per connection that makes it (sync or async). */
 export type PerConnection<Value> = Value | (() => Value | Promise<Value>);
@@ -24,6 +29,12 @@ export interface WebSocketTransportOptions<Request> {
   url: PerConnection<string | URL>;
   /** Subprotocols (`Sec-WebSocket-Protocol`), or a function that makes them per connection. */
   protocols?: PerConnection<string | string[]>;
+  /**
+   * Handshake headers, or a function that makes them per connection. Only where the
+   * WebSocket implementation takes them (`ws` on Node); a browser's cannot send headers,
+   * so passing them without `WebSocket` there is an `unsupported_headers` error.
+   */
+  headers?: PerConnection<Record<string, string>>;
   /** Default `globalThis.WebSocket`; pass `ws`'s `WebSocket` on Node 20. */
   WebSocket?: WebSocketConstructor;
   /** The first message sent once the socket is open; by default `JSON.stringify(request)`. */
@@ -69,8 +80,20 @@ export function createWebSocketTransport<Request = unknown, Frame = unknown>(
     if (signal.aborted) throw aborted();
     const url = String(typeof options.url === 'function' ? await options.url() : options.url);
     const protocols = typeof options.protocols === 'function' ? await options.protocols() : options.protocols;
+    const headers = typeof options.headers === 'function' ? await options.headers() : options.headers;
+    if (headers !== undefined && options.WebSocket === undefined) {
+      throw new AgentTransportError(
+        'unsupported_headers',
+        "The global WebSocket cannot send handshake headers: pass `ws`'s WebSocket, or carry the token in `url` or `protocols`",
+      );
+    }
     if (signal.aborted) throw aborted();
-    const socket = protocols === undefined ? new Socket(url) : new Socket(url, protocols);
+    const socket =
+      headers !== undefined
+        ? new Socket(url, protocols ?? [], { headers })
+        : protocols === undefined
+          ? new Socket(url)
+          : new Socket(url, protocols);
     const queue: Item[] = [];
     let head = 0;
     let wake: (() => void) | undefined;

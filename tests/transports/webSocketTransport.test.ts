@@ -136,6 +136,47 @@ describe('createWebSocketTransport against a real ws server', () => {
     expect(frames).toEqual([{ protocol: 'agent-event' }, { protocol: 'agent-event' }]);
   });
 
+  it('sends handshake headers made per connection through ws, and refuses them for a WebSocket that cannot', async () => {
+    const authorizations: Array<string | undefined> = [];
+    server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    server.on('connection', (socket, request) => {
+      authorizations.push(request.headers.authorization);
+      socket.once('message', () => {
+        socket.send(JSON.stringify({ ok: true }));
+        socket.close(1000);
+      });
+    });
+    await new Promise<void>((resolve) => server?.once('listening', () => resolve()));
+    const { port } = server.address() as AddressInfo;
+    let token = 0;
+    const transport = createWebSocketTransport({
+      url: `ws://127.0.0.1:${port}/run`,
+      headers: async () => ({ Authorization: `Bearer t${++token}` }),
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    const frames: unknown[] = [];
+    for (let run = 0; run < 2; run += 1) {
+      for await (const frame of transport.open({}, new AbortController().signal)) frames.push(frame);
+    }
+    expect(authorizations).toEqual(['Bearer t1', 'Bearer t2']);
+    expect(frames).toEqual([{ ok: true }, { ok: true }]);
+    // A browser's global WebSocket takes no headers.
+    const original = (globalThis as { WebSocket?: unknown }).WebSocket;
+    (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+    try {
+      const browserLike = createWebSocketTransport({
+        url: `ws://127.0.0.1:${port}/run`,
+        headers: { Authorization: 'x' },
+      });
+      await expect(
+        browserLike.open({}, new AbortController().signal)[Symbol.asyncIterator]().next(),
+      ).rejects.toMatchObject({ code: 'unsupported_headers' });
+    } finally {
+      (globalThis as { WebSocket?: unknown }).WebSocket = original;
+    }
+    expect(authorizations).toHaveLength(2);
+  });
+
   it('says which constructor is missing when there is no WebSocket', async () => {
     const transport = createWebSocketTransport({ url: 'ws://127.0.0.1:1' });
     const original = (globalThis as { WebSocket?: unknown }).WebSocket;
