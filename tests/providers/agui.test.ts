@@ -310,6 +310,27 @@ describe('AG-UI provider: extensions, activities, usage, bad ids', () => {
       await denied.close();
     }
   });
+
+  it('calls a headers function for every request, so each carries the current token', async () => {
+    const authorizations: Array<string | undefined> = [];
+    const server = await startHttpServer((request, response) => {
+      authorizations.push(request.headers.authorization);
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end('{"message":"expired"}');
+    });
+    try {
+      let token = 0;
+      const tokenProvider = createAgUIAgentProvider({
+        url: server.url,
+        headers: async () => ({ Authorization: `Bearer t${++token}` }),
+      });
+      await runAgentProviderFixture(tokenProvider, input('cancelled.sse'));
+      await runAgentProviderFixture(tokenProvider, input('cancelled.sse'));
+      expect(authorizations).toEqual(['Bearer t1', 'Bearer t2']);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('parseAgUIEvent', () => {
