@@ -1,3 +1,4 @@
+import { AGENT_ENTITY_KIND_TABLE, AGENT_ENTITY_KINDS, type AgentEntityKind } from '../protocol/agentEntityKinds';
 import type { AgentMessageContent } from '../protocol/contentSchemas';
 import type { AgentErrorInfo, AgentMessageRole, AgentUsage } from '../protocol/eventSchemas';
 import type { AgentProtocolIssue } from '../protocol/protocolIssue';
@@ -156,7 +157,7 @@ export interface AgentSessionState {
   updatedAt: number;
 }
 
-export type AgentEntityKind = 'message' | 'reasoning' | 'toolCall' | 'approval' | 'task' | 'artifact';
+export type { AgentEntityKind };
 
 export interface AgentEntityStateMap {
   message: AgentMessageState;
@@ -200,29 +201,20 @@ export interface AgentState {
   extensions: Record<string, AgentExtensionRecord[]>;
 }
 
-/** The AgentState container that holds each entity kind. */
-export const AGENT_ENTITY_CONTAINERS = {
-  message: 'messages',
-  reasoning: 'reasoning',
-  toolCall: 'toolCalls',
-  approval: 'approvals',
-  task: 'tasks',
-  artifact: 'artifacts',
-} as const satisfies Record<AgentEntityKind, keyof AgentState>;
+/** The AgentState container that holds each entity kind (from the entity-kind table). */
+export const AGENT_ENTITY_CONTAINERS = Object.fromEntries(
+  AGENT_ENTITY_KINDS.map((kind) => [kind, AGENT_ENTITY_KIND_TABLE[kind].container]),
+) as { [Kind in AgentEntityKind]: (typeof AGENT_ENTITY_KIND_TABLE)[Kind]['container'] };
 
-export const AGENT_ENTITY_KINDS = Object.keys(AGENT_ENTITY_CONTAINERS) as AgentEntityKind[];
+export { AGENT_ENTITY_KINDS };
 
-/** An AgentState with nothing in it. */
+/** An AgentState with nothing in it: an empty container for each entity kind of the table, and the rest. */
 export function createEmptyAgentState(): AgentState {
+  const entities = Object.fromEntries(AGENT_ENTITY_KINDS.map((kind) => [AGENT_ENTITY_CONTAINERS[kind], {}]));
   return {
     sessions: {},
     runs: {},
-    messages: {},
-    reasoning: {},
-    toolCalls: {},
-    approvals: {},
-    tasks: {},
-    artifacts: {},
+    ...(entities as Pick<AgentState, (typeof AGENT_ENTITY_CONTAINERS)[AgentEntityKind]>),
     order: [],
     issues: [],
     lastSequenceByRun: {},

@@ -1,4 +1,10 @@
 export type {
+  AgentEntityEventRole,
+  AgentEntityEventRoute,
+  AgentEntityKindInfo,
+} from './agentEntityKinds';
+export { AGENT_ENTITY_EVENT_ROUTES, AGENT_ENTITY_KIND_TABLE, agentEntityEventTypes } from './agentEntityKinds';
+export type {
   AgentCommand,
   AgentCommandEnvelope,
   AgentCommandOf,
