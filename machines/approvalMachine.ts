@@ -3,19 +3,19 @@ import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentApprovalState } from './agentState';
 import type { CommandMachineEvent } from './commandEvents';
 import {
-  type CommandSettledEvent,
   cancelEntity,
   RUN_TERMINATED_REASON,
-  type RunTerminatedEvent,
+  type StoreCommandSettledEvent,
+  type StoreTerminateEvent,
   withDefined,
   withMeta,
 } from './entityUpdates';
 
 export type ApprovalMachineEvent =
   | AgentEventOf<'approval.resolved'>
-  | RunTerminatedEvent
+  | StoreTerminateEvent
   | CommandMachineEvent<'approval.resolve'>
-  | CommandSettledEvent;
+  | StoreCommandSettledEvent;
 
 /**
  * The lifecycle of one approval: `waiting -> resolved` (approved, rejected, modified or
@@ -61,7 +61,7 @@ export const approvalMachine = setup({
     }),
     terminate: assign({
       entity: ({ context, event }) => {
-        assertEvent(event, 'run.terminated');
+        assertEvent(event, 'store.terminate');
         return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
       },
     }),
@@ -90,11 +90,11 @@ export const approvalMachine = setup({
             },
           },
         },
-        submitting: { on: { 'command.settled': { target: 'idle' } } },
+        submitting: { on: { 'store.command_settled': { target: 'idle' } } },
       },
       on: {
         'approval.resolved': { target: 'resolved', actions: 'resolve' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     resolved: { type: 'final' },

@@ -5,14 +5,14 @@ import {
   cancelEntity,
   failEntity,
   RUN_TERMINATED_REASON,
-  type RunTerminatedEvent,
+  type StoreTerminateEvent,
   withDefined,
   withMeta,
 } from './entityUpdates';
 
 export type ArtifactMachineEvent =
   | AgentEventOf<'artifact.updated' | 'artifact.completed' | 'artifact.failed'>
-  | RunTerminatedEvent;
+  | StoreTerminateEvent;
 
 /**
  * The lifecycle of one artifact: `open -> updated* -> completed | failed`. An update that
@@ -60,7 +60,7 @@ export const artifactMachine = setup({
     }),
     terminate: assign({
       entity: ({ context, event }) => {
-        assertEvent(event, 'run.terminated');
+        assertEvent(event, 'store.terminate');
         return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
       },
     }),
@@ -84,7 +84,7 @@ export const artifactMachine = setup({
         'artifact.updated': { guard: 'isNewerVersion', actions: 'update' },
         'artifact.completed': { target: 'completed', actions: 'complete' },
         'artifact.failed': { target: 'failed', actions: 'fail' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     completed: { type: 'final' },

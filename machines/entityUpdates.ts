@@ -3,14 +3,14 @@ import type { AgentErrorInfo } from '../protocol/eventSchemas';
 import type { AgentEntityBase } from './agentState';
 
 /** Sent by the store to every entity still active when its run ends. */
-export interface RunTerminatedEvent {
-  type: 'run.terminated';
+export interface StoreTerminateEvent {
+  type: 'store.terminate';
   timestamp: number;
 }
 
 /** Sent by the store when the command an entity was submitting has been settled. */
-export interface CommandSettledEvent {
-  type: 'command.settled';
+export interface StoreCommandSettledEvent {
+  type: 'store.command_settled';
 }
 
 /** The reason recorded on entities closed because their run ended while they were active. */

@@ -6,14 +6,14 @@ import {
   cancelEntity,
   failEntity,
   RUN_TERMINATED_REASON,
-  type RunTerminatedEvent,
+  type StoreTerminateEvent,
   withDefined,
   withMeta,
 } from './entityUpdates';
 
 export type MessageMachineEvent =
   | AgentEventOf<'message.delta' | 'message.completed' | 'message.failed' | 'message.cancelled'>
-  | RunTerminatedEvent;
+  | StoreTerminateEvent;
 
 /** The lifecycle of one message: `streaming -> completed | failed | cancelled`. */
 export const messageMachine = setup({
@@ -61,7 +61,7 @@ export const messageMachine = setup({
     }),
     terminate: assign({
       entity: ({ context, event }) => {
-        assertEvent(event, 'run.terminated');
+        assertEvent(event, 'store.terminate');
         return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
       },
     }),
@@ -86,7 +86,7 @@ export const messageMachine = setup({
         'message.completed': { target: 'completed', actions: 'complete' },
         'message.failed': { target: 'failed', actions: 'fail' },
         'message.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     completed: { type: 'final' },

@@ -5,14 +5,14 @@ import {
   cancelEntity,
   failEntity,
   RUN_TERMINATED_REASON,
-  type RunTerminatedEvent,
+  type StoreTerminateEvent,
   withDefined,
   withMeta,
 } from './entityUpdates';
 
 export type ReasoningMachineEvent =
   | AgentEventOf<'reasoning.delta' | 'reasoning.completed' | 'reasoning.failed' | 'reasoning.cancelled'>
-  | RunTerminatedEvent;
+  | StoreTerminateEvent;
 
 /** The lifecycle of one reasoning stream: `streaming -> completed | failed | cancelled`. */
 export const reasoningMachine = setup({
@@ -57,7 +57,7 @@ export const reasoningMachine = setup({
     }),
     terminate: assign({
       entity: ({ context, event }) => {
-        assertEvent(event, 'run.terminated');
+        assertEvent(event, 'store.terminate');
         return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
       },
     }),
@@ -82,7 +82,7 @@ export const reasoningMachine = setup({
         'reasoning.completed': { target: 'completed', actions: 'complete' },
         'reasoning.failed': { target: 'failed', actions: 'fail' },
         'reasoning.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     completed: { type: 'final' },

@@ -4,7 +4,7 @@ import type { AgentEntityKind, AgentEntityStateMap, AgentRunState } from './agen
 import { approvalMachine } from './approvalMachine';
 import { artifactMachine } from './artifactMachine';
 import type { CommandMachineEvent } from './commandEvents';
-import type { CommandSettledEvent } from './entityUpdates';
+import type { StoreCommandSettledEvent } from './entityUpdates';
 import { messageMachine } from './messageMachine';
 import { reasoningMachine } from './reasoningMachine';
 import { taskMachine } from './taskMachine';
@@ -17,28 +17,28 @@ export interface EntitySpawn<Kind extends AgentEntityKind = AgentEntityKind> {
   entity: AgentEntityStateMap[Kind];
 }
 
-export interface SpawnEntitiesEvent {
-  type: 'entities.spawn';
+export interface StoreSpawnEntitiesEvent {
+  type: 'store.spawn_entities';
   entities: readonly EntitySpawn[];
 }
 
-export interface StopEntityEvent {
-  type: 'entity.stop';
+export interface StoreStopEntityEvent {
+  type: 'store.stop_entity';
   actorId: string;
 }
 
 /** Sent by the store when the last entity a waiting run listed as pending has settled. */
-export interface InputSettledEvent {
+export interface StoreInputSettledEvent {
   type: 'store.input_settled';
 }
 
 export type RunMachineEvent =
   | AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>
-  | SpawnEntitiesEvent
-  | StopEntityEvent
-  | InputSettledEvent
+  | StoreSpawnEntitiesEvent
+  | StoreStopEntityEvent
+  | StoreInputSettledEvent
   | CommandMachineEvent<'run.cancel'>
-  | CommandSettledEvent;
+  | StoreCommandSettledEvent;
 
 /** The machine of each entity kind. */
 export const entityMachines = {
@@ -79,14 +79,14 @@ export const runMachine = setup({
   },
   actions: {
     spawnEntities: assign(({ event, spawn }) => {
-      assertEvent(event, 'entities.spawn');
+      assertEvent(event, 'store.spawn_entities');
       for (const { kind, actorId, entity } of event.entities) {
         spawn(kind, { id: actorId, input: { entity } as never });
       }
       return {};
     }),
     stopEntity: stopChild(({ event }) => {
-      assertEvent(event, 'entity.stop');
+      assertEvent(event, 'store.stop_entity');
       return event.actorId;
     }),
     complete: assign({
@@ -142,11 +142,11 @@ export const runMachine = setup({
       initial: 'idle',
       states: {
         idle: { on: { 'run.cancel': { target: 'cancelling' } } },
-        cancelling: { on: { 'command.settled': { target: 'idle' } } },
+        cancelling: { on: { 'store.command_settled': { target: 'idle' } } },
       },
       on: {
-        'entities.spawn': { actions: 'spawnEntities' },
-        'entity.stop': { actions: 'stopEntity' },
+        'store.spawn_entities': { actions: 'spawnEntities' },
+        'store.stop_entity': { actions: 'stopEntity' },
         'run.completed': [
           { guard: 'leavesInputPending', target: 'waiting_for_input', actions: 'complete' },
           { target: 'completed', actions: 'complete' },
@@ -158,8 +158,8 @@ export const runMachine = setup({
     waiting_for_input: {
       tags: ['waiting'],
       on: {
-        'entities.spawn': { actions: 'spawnEntities' },
-        'entity.stop': { actions: 'stopEntity' },
+        'store.spawn_entities': { actions: 'spawnEntities' },
+        'store.stop_entity': { actions: 'stopEntity' },
         'store.input_settled': { target: 'completed' },
       },
     },

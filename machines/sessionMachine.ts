@@ -2,13 +2,13 @@ import { assertEvent, assign, setup, stopChild } from 'xstate';
 import type { AgentRunState } from './agentState';
 import { runMachine } from './runMachine';
 
-export interface SpawnRunsEvent {
-  type: 'runs.spawn';
+export interface StoreSpawnRunsEvent {
+  type: 'store.spawn_runs';
   runs: ReadonlyArray<{ actorId: string; run: AgentRunState }>;
 }
 
-export interface StopRunEvent {
-  type: 'run.stop';
+export interface StoreStopRunEvent {
+  type: 'store.stop_run';
   actorId: string;
 }
 
@@ -18,17 +18,17 @@ export interface StopRunEvent {
  */
 export const sessionMachine = setup({
   types: {
-    events: {} as SpawnRunsEvent | StopRunEvent,
+    events: {} as StoreSpawnRunsEvent | StoreStopRunEvent,
   },
   actors: { run: runMachine },
   actions: {
     spawnRuns: assign(({ event, spawn }) => {
-      assertEvent(event, 'runs.spawn');
+      assertEvent(event, 'store.spawn_runs');
       for (const { actorId, run } of event.runs) spawn('run', { id: actorId, input: { run } });
       return {};
     }),
     stopRun: stopChild(({ event }) => {
-      assertEvent(event, 'run.stop');
+      assertEvent(event, 'store.stop_run');
       return event.actorId;
     }),
   },
@@ -36,7 +36,7 @@ export const sessionMachine = setup({
   id: 'agentSession',
   context: {},
   on: {
-    'runs.spawn': { actions: 'spawnRuns' },
-    'run.stop': { actions: 'stopRun' },
+    'store.spawn_runs': { actions: 'spawnRuns' },
+    'store.stop_run': { actions: 'stopRun' },
   },
 });

@@ -5,14 +5,14 @@ import {
   cancelEntity,
   failEntity,
   RUN_TERMINATED_REASON,
-  type RunTerminatedEvent,
+  type StoreTerminateEvent,
   withDefined,
   withMeta,
 } from './entityUpdates';
 
 export type TaskMachineEvent =
   | AgentEventOf<'task.updated' | 'task.completed' | 'task.failed' | 'task.cancelled'>
-  | RunTerminatedEvent;
+  | StoreTerminateEvent;
 
 /** The lifecycle of one task: `running -> updated* -> completed | failed | cancelled`. */
 export const taskMachine = setup({
@@ -59,7 +59,7 @@ export const taskMachine = setup({
     }),
     terminate: assign({
       entity: ({ context, event }) => {
-        assertEvent(event, 'run.terminated');
+        assertEvent(event, 'store.terminate');
         return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
       },
     }),
@@ -84,7 +84,7 @@ export const taskMachine = setup({
         'task.completed': { target: 'completed', actions: 'complete' },
         'task.failed': { target: 'failed', actions: 'fail' },
         'task.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     completed: { type: 'final' },

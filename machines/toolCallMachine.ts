@@ -3,18 +3,18 @@ import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentToolCallState } from './agentState';
 import type { CommandMachineEvent } from './commandEvents';
 import {
-  type CommandSettledEvent,
   cancelEntity,
   failEntity,
   RUN_TERMINATED_REASON,
-  type RunTerminatedEvent,
+  type StoreCommandSettledEvent,
+  type StoreTerminateEvent,
   withDefined,
   withMeta,
 } from './entityUpdates';
 
 /** Sent by the store when a run ends listing this tool in `pendingToolCallIds`. */
-export interface RunSettlePendingEvent {
-  type: 'run.settle_pending';
+export interface StoreSettlePendingEvent {
+  type: 'store.settle_pending';
   timestamp: number;
 }
 
@@ -27,10 +27,10 @@ export type ToolCallMachineEvent =
       | 'tool.failed'
       | 'tool.cancelled'
     >
-  | RunTerminatedEvent
-  | RunSettlePendingEvent
+  | StoreTerminateEvent
+  | StoreSettlePendingEvent
   | CommandMachineEvent<'tool.retry'>
-  | CommandSettledEvent;
+  | StoreCommandSettledEvent;
 
 function completeArguments(entity: AgentToolCallState, text: string, timestamp: number): AgentToolCallState {
   const next: AgentToolCallState = { ...entity, status: 'awaiting_execution', arguments: text, updatedAt: timestamp };
@@ -79,7 +79,7 @@ export const toolCallMachine = setup({
       entity: ({ context, event }) => {
         assertEvent(event, [
           'tool.arguments_completed',
-          'run.settle_pending',
+          'store.settle_pending',
           'tool.running',
           'tool.completed',
           'tool.failed',
@@ -121,7 +121,7 @@ export const toolCallMachine = setup({
     }),
     terminate: assign({
       entity: ({ context, event }) => {
-        assertEvent(event, 'run.terminated');
+        assertEvent(event, 'store.terminate');
         return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
       },
     }),
@@ -147,7 +147,7 @@ export const toolCallMachine = setup({
       on: {
         'tool.arguments_delta': { actions: 'appendArguments' },
         'tool.arguments_completed': { target: 'awaiting_execution', actions: 'completeArguments' },
-        'run.settle_pending': { target: 'awaiting_execution', actions: 'completeArguments' },
+        'store.settle_pending': { target: 'awaiting_execution', actions: 'completeArguments' },
         // The seed's lifecycle has no `tool.arguments_completed`: the arguments are complete
         // at whichever of these comes first.
         'tool.running': { target: 'running', actions: ['completeArguments', 'markRunning'] },
@@ -157,7 +157,7 @@ export const toolCallMachine = setup({
           { target: 'failed', actions: ['completeArguments', 'fail'] },
         ],
         'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     awaiting_execution: {
@@ -170,7 +170,7 @@ export const toolCallMachine = setup({
           { target: 'failed', actions: 'fail' },
         ],
         'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     running: {
@@ -183,14 +183,14 @@ export const toolCallMachine = setup({
           { target: 'failed', actions: 'fail' },
         ],
         'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'run.terminated': { target: 'cancelled', actions: 'terminate' },
+        'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
     retryable: {
       initial: 'idle',
       states: {
         idle: { on: { 'tool.retry': { target: 'submitting' } } },
-        submitting: { on: { 'command.settled': { target: 'idle' } } },
+        submitting: { on: { 'store.command_settled': { target: 'idle' } } },
       },
     },
     completed: { type: 'final' },

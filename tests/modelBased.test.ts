@@ -51,8 +51,8 @@ interface Model {
 
 const isProtocolEvent = (value: EventObject): value is AgentEvent =>
   (AGENT_EVENT_TYPES as string[]).includes(value.type);
-const terminated = { type: 'run.terminated', timestamp: 9_000 };
-const settled = { type: 'command.settled' };
+const terminated = { type: 'store.terminate', timestamp: 9_000 };
+const settled = { type: 'store.command_settled' };
 
 function entityModel(
   name: string,
@@ -207,14 +207,14 @@ class StoreDriver {
       this.dispatch(value);
       return this.store.getSnapshot().issues.length === before.issues.length;
     }
-    if (value.type === 'run.terminated') {
+    if (value.type === 'store.terminate') {
       this.dispatch({
         ...event('run.failed', { error: { message: 'ended' } }),
         timestamp: (value as typeof terminated).timestamp,
       });
       return true;
     }
-    if (value.type === 'command.settled') {
+    if (value.type === 'store.command_settled') {
       if (this.lastCommand) this.store.settle(this.lastCommand);
       return true;
     }
@@ -276,13 +276,13 @@ describe('model-based: every machine path runs against the store', () => {
           if (step.event.type === 'xstate.init') continue;
           oracle.send(step.event);
           expect(serializeState(oracle.getSnapshot())).toBe(serializeState(step.state));
-          if (step.event.type !== 'run.terminated')
+          if (step.event.type !== 'store.terminate')
             expect(driver.record()).toEqual(contextRecord(oracle.getSnapshot()));
         }
         const last = oracle.getSnapshot();
         // Every event the machine refuses in the path's last state is refused by the store too.
         for (const candidate of model.events) {
-          if (last.can(candidate) || candidate.type === 'run.terminated' || candidate.type === 'command.settled')
+          if (last.can(candidate) || candidate.type === 'store.terminate' || candidate.type === 'store.command_settled')
             continue;
           const probe = new StoreDriver(model);
           for (const step of path.steps) probe.step(step.event);

@@ -1,10 +1,10 @@
 import type { ActorRefFrom, AnyActorRef } from 'xstate';
-import type { AgentEvent } from '../protocol/eventSchemas';
-import { checkPlainJson } from '../protocol/plainJson';
-import type { AgentProtocolIssue } from '../protocol/protocolIssue';
-import type { AgentEntityKind } from './agentState';
-import type { runMachine } from './runMachine';
-import type { SeenEvents } from './SeenEvents';
+import type { AgentEvent } from '../../protocol/eventSchemas';
+import { checkPlainJson } from '../../protocol/plainJson';
+import type { AgentProtocolIssue } from '../../protocol/protocolIssue';
+import type { AgentEntityKind } from '../agentState';
+import type { runMachine } from '../runMachine';
+import type { SeenEvents } from '../SeenEvents';
 
 export type RunRef = ActorRefFrom<typeof runMachine>;
 

@@ -1,11 +1,11 @@
 import type { AnyActorRef } from 'xstate';
-import type { AgentCommand } from '../protocol/commandSchemas';
-import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
-import type { RunHandle } from './storeHandles';
+import type { AgentCommand } from '../../protocol/commandSchemas';
+import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
+import type { RunHandle } from './handles';
 
 /** The actor a command addresses: the run for `run.cancel`, else the approval or tool call, while live. */
 export function commandTarget(
-  runs: ReadonlyMap<string, RunHandle>,
+  runs: { get(runId: string): RunHandle | undefined },
   command: AgentCommand,
 ): { run: RunHandle; ref: AnyActorRef } | undefined {
   const run = runs.get(command.runId);
@@ -30,7 +30,11 @@ export function commandTargetKey(command: AgentCommand): string {
 }
 
 /** Sends a command to its machine if the machine accepts it now; says whether it did. */
-export function submitCommand(runs: ReadonlyMap<string, RunHandle>, command: AgentCommand, now: number): boolean {
+export function submitCommand(
+  runs: { get(runId: string): RunHandle | undefined },
+  command: AgentCommand,
+  now: number,
+): boolean {
   const target = commandTarget(runs, command);
   if (target === undefined) return false;
   const event = { type: command.type, command, now };

@@ -1,0 +1,28 @@
+import type { AgentEvent } from '../../protocol/eventSchemas';
+import { checkStreamedDelta } from '../../protocol/parseAgentEvent';
+import type { StoreCore } from './storeCore';
+
+/**
+ * The path most events take: a valid delta for a live entity that accepts deltas, in
+ * order, in a running run of its session. It joins the entity's pending text; the machine
+ * gets the coalesced delta before anything reads or touches that entity. Anything else
+ * returns false and takes the general path, which says what is wrong.
+ */
+export function acceptStreamedDelta(core: StoreCore, input: unknown): boolean {
+  const field = checkStreamedDelta(input);
+  if (field === undefined) return false;
+  const event = input as AgentEvent & { payload: Record<string, string> };
+  const run = core.runs.get(event.runId);
+  if (run?.status !== 'running' || event.sequence <= run.lastSequence || run.sessionId !== event.sessionId) {
+    return false;
+  }
+  const kind = field === 'messageId' ? 'message' : field === 'reasoningId' ? 'reasoning' : 'toolCall';
+  const handle = run.entities[kind].get(event.payload[field] as string);
+  if (handle?.ref === undefined) return false;
+  if (handle.pendingEvent === undefined && !handle.ref.getSnapshot().hasTag('acceptsDelta')) return false;
+  // Last, because it records the id: a repeat returns false and the general path absorbs it.
+  if (!run.seen.tryAdd(event.eventId)) return false;
+  core.deltas.push(handle, event, event.payload.delta as string);
+  core.runs.rememberAdded(run, event.eventId, event.sequence);
+  return true;
+}

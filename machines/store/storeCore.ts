@@ -1,0 +1,61 @@
+import type { ActorRefFrom } from 'xstate';
+import type { AgentProtocolIssue, AgentProtocolIssueCode } from '../../protocol/protocolIssue';
+import type { AgentStateProjection } from '../agentStateProjection';
+import type { StatePatchLimits } from '../applyStatePatch';
+import type { sessionMachine } from '../sessionMachine';
+import type { DeltaCoalescer } from './DeltaCoalescer';
+import { hasIdentity } from './handles';
+import type { RunRegistry } from './RunRegistry';
+
+export type SessionRef = ActorRefFrom<typeof sessionMachine>;
+
+/**
+ * What the parts of the store share: the projection readers see, the session actor that
+ * owns the run actors, the run registry and the delta coalescer. `reset` replaces the first
+ * three at once.
+ */
+export interface StoreCore {
+  readonly strict: boolean;
+  readonly patchLimits: StatePatchLimits | undefined;
+  projection: AgentStateProjection;
+  session: SessionRef;
+  runs: RunRegistry;
+  readonly deltas: DeltaCoalescer;
+}
+
+/**
+ * What the store does with an event, decided before anything changes: absorb it (a
+ * redelivery), refuse it (an issue; in record mode its id is remembered, and the run's
+ * sequence moves when `advance`), or apply it (then it is remembered and moves the sequence),
+ * possibly with issues to record beside it.
+ */
+export type EventOutcome =
+  | { kind: 'absorbed' }
+  | { kind: 'refused'; issue: AgentProtocolIssue; remember?: { runId: string; eventId: string; advance: boolean } }
+  | { kind: 'applied'; issues?: AgentProtocolIssue[] };
+
+export const ABSORBED: EventOutcome = { kind: 'absorbed' };
+export const APPLIED: EventOutcome = { kind: 'applied' };
+
+/** An issue about an event, naming its run (and entity and state, when given). */
+export function createIssue(
+  code: AgentProtocolIssueCode,
+  message: string,
+  event: unknown,
+  extra: Pick<AgentProtocolIssue, 'entityId' | 'state'> = {},
+): AgentProtocolIssue {
+  const issue: AgentProtocolIssue = { code, message, event };
+  if (hasIdentity(event)) issue.runId = event.runId;
+  if (extra.entityId !== undefined) issue.entityId = extra.entityId;
+  if (extra.state !== undefined) issue.state = extra.state;
+  return issue;
+}
+
+/** A refusal of an event of a known identity: remembered by id, moving the run's sequence when `advance`. */
+export function refuse(
+  issue: AgentProtocolIssue,
+  event: { runId: string; eventId: string },
+  advance: boolean,
+): EventOutcome {
+  return { kind: 'refused', issue, remember: { runId: event.runId, eventId: event.eventId, advance } };
+}
