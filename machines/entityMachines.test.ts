@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
+import { AGENT_ENTITY_KIND_TABLE, AGENT_ENTITY_KINDS } from '../protocol/agentEntityKinds';
 import type { AgentEntityKind, AgentEntityState } from './agentState';
 import { isActiveEntityStatus, isFinalEntityStatus } from './entityEvents';
 import { entityMachines } from './runMachine';
 
-const statuses: Record<AgentEntityKind, string[]> = {
-  message: ['streaming', 'completed', 'failed', 'cancelled'],
-  reasoning: ['streaming', 'completed', 'failed', 'cancelled'],
-  toolCall: ['streaming_arguments', 'awaiting_execution', 'running', 'completed', 'failed', 'cancelled'],
-  approval: ['waiting', 'resolved', 'cancelled'],
-  task: ['running', 'completed', 'failed', 'cancelled'],
-  artifact: ['open', 'completed', 'failed', 'cancelled'],
-};
+// Every status of each kind, from the entity-kind table: the machines must agree with it.
+const statuses = Object.fromEntries(
+  AGENT_ENTITY_KINDS.map((kind) => [
+    kind,
+    [...AGENT_ENTITY_KIND_TABLE[kind].activeStatuses, ...AGENT_ENTITY_KIND_TABLE[kind].finalStatuses],
+  ]),
+) as Record<AgentEntityKind, string[]>;
 
 describe('entity machines restore from a record', () => {
   for (const [kind, list] of Object.entries(statuses) as Array<[AgentEntityKind, string[]]>) {

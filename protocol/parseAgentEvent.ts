@@ -1,3 +1,4 @@
+import { AGENT_ENTITY_KIND_TABLE } from './agentEntityKinds';
 import { type AgentCommand, agentCommandSchema } from './commandSchemas';
 import { AGENT_EVENT_PROTOCOL_VERSION } from './constants';
 import type { AgentValidationFailure } from './errors';
@@ -86,11 +87,14 @@ export function isAgentCommand(value: unknown): value is AgentCommand {
 }
 
 /** The payload field naming the entity of a streamed delta type, or undefined for other types. */
+// The three streamed delta types and their id fields, from the entity-kind table.
+const { message, toolCall, reasoning } = AGENT_ENTITY_KIND_TABLE;
+
 function deltaEntityField(type: unknown): string | undefined {
   // Comparisons, not a lookup table: a keyed load with a string from JSON costs more.
-  if (type === 'message.delta') return 'messageId';
-  if (type === 'tool.arguments_delta') return 'toolCallId';
-  if (type === 'reasoning.delta') return 'reasoningId';
+  if (type === message.delta) return message.idField;
+  if (type === toolCall.delta) return toolCall.idField;
+  if (type === reasoning.delta) return reasoning.idField;
   return undefined;
 }
 

@@ -1,6 +1,9 @@
+import { AGENT_ENTITY_KIND_TABLE } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { checkStreamedDelta } from '../../protocol/parseAgentEvent';
 import type { StoreCore } from './storeCore';
+
+const { message, reasoning } = AGENT_ENTITY_KIND_TABLE;
 
 /**
  * The path most events take: a valid delta for a live entity that accepts deltas, in
@@ -16,7 +19,7 @@ export function acceptStreamedDelta(core: StoreCore, input: unknown): boolean {
   if (run?.status !== 'running' || event.sequence <= run.lastSequence || run.sessionId !== event.sessionId) {
     return false;
   }
-  const kind = field === 'messageId' ? 'message' : field === 'reasoningId' ? 'reasoning' : 'toolCall';
+  const kind = field === message.idField ? 'message' : field === reasoning.idField ? 'reasoning' : 'toolCall';
   const handle = run.entities[kind].get(event.payload[field] as string);
   if (handle?.ref === undefined) return false;
   if (handle.pendingEvent === undefined && !handle.ref.getSnapshot().hasTag('acceptsDelta')) return false;
