@@ -10,6 +10,15 @@ export default defineConfig({
       'react/**/*.test.ts',
       'tests/**/*.test.ts',
     ],
+    // Type tests (`*.test-d.ts`, next to the code) run through tsc with the other tests:
+    // a wrong `expectTypeOf` or an unused `@ts-expect-error` fails `vitest run`. Errors in
+    // the library's own files are `npm run typecheck`'s to report, once.
+    typecheck: {
+      enabled: true,
+      include: ['**/*.test-d.ts'],
+      tsconfig: './tsconfig.json',
+      ignoreSourceErrors: true,
+    },
     testTimeout: 60_000,
   },
 });

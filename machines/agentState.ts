@@ -144,7 +144,8 @@ export interface AgentActivityState {
 /** One `extension.emitted` event, as it arrived. */
 export interface AgentExtensionRecord {
   eventId: string;
-  name: string;
+  /** Namespaced: `agui.custom`, `company.audit`. */
+  name: `${string}.${string}`;
   data?: unknown;
   timestamp: number;
 }

@@ -12,7 +12,13 @@ import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from '../protocol/plainJson';
 import { AGENT_PROTOCOL_ISSUE_CODES } from '../protocol/protocolIssue';
 import { toValidationFailure } from '../protocol/validationFailure';
-import { AGENT_ENTITY_CONTAINERS, AGENT_ENTITY_KINDS, type AgentEntityState, type AgentState } from './agentState';
+import {
+  AGENT_ENTITY_CONTAINERS,
+  AGENT_ENTITY_KINDS,
+  type AgentEntityKind,
+  type AgentEntityState,
+  type AgentState,
+} from './agentState';
 import { isActiveEntityStatus } from './entityEvents';
 import { isPendingEntity } from './pendingInput';
 import { stripUnknownKeys } from './stripUnknownKeys';
@@ -142,7 +148,7 @@ export const agentStateSchema = z.object({
   approvals: record(entrySchemas.approvals),
   tasks: record(entrySchemas.tasks),
   artifacts: record(entrySchemas.artifacts),
-  order: z.array(z.object({ kind: z.enum(AGENT_ENTITY_KINDS as ['message', ...string[]]), key: id })),
+  order: z.array(z.object({ kind: z.enum(AGENT_ENTITY_KINDS as [AgentEntityKind, ...AgentEntityKind[]]), key: id })),
   issues: z.array(
     z.object({
       code: z.enum(AGENT_PROTOCOL_ISSUE_CODES),

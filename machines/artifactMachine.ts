@@ -1,6 +1,8 @@
 import { assertEvent, assign, setup } from 'xstate';
+import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentArtifactState } from './agentState';
+import { FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
 import {
   cancelEntity,
   failEntity,
@@ -26,8 +28,7 @@ export const artifactMachine = setup({
     events: {} as ArtifactMachineEvent,
   },
   guards: {
-    hasStatus: ({ context }, params: { status: AgentArtifactState['status'] }) =>
-      context.entity.status === params.status,
+    hasStatus,
     isNewerVersion: ({ context, event }) => {
       assertEvent(event, 'artifact.updated');
       const version = event.payload.version;
@@ -52,18 +53,8 @@ export const artifactMachine = setup({
         );
       },
     }),
-    fail: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'artifact.failed');
-        return failEntity(context.entity, event.payload.error, event.timestamp);
-      },
-    }),
-    terminate: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'store.terminate');
-        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
-      },
-    }),
+    fail: assign({ entity: failedBy<AgentArtifactState>('artifact.failed') }),
+    terminate: assign({ entity: terminated<AgentArtifactState>() }),
   },
 }).createMachine({
   id: 'artifact',
@@ -71,12 +62,7 @@ export const artifactMachine = setup({
   initial: 'restoring',
   states: {
     restoring: {
-      always: [
-        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
-        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
-        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
-        { target: 'open' },
-      ],
+      always: [...restoreFinalStates(AGENT_ENTITY_KIND_TABLE.artifact.finalStatuses), { target: 'open' }],
     },
     open: {
       tags: ['active'],
@@ -87,8 +73,6 @@ export const artifactMachine = setup({
         'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
-    completed: { type: 'final' },
-    failed: { type: 'final' },
-    cancelled: { type: 'final' },
+    ...FINAL_STATES,
   },
 });

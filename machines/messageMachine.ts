@@ -1,15 +1,9 @@
 import { assertEvent, assign, setup } from 'xstate';
+import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentMessageState } from './agentState';
-import {
-  appendContent,
-  cancelEntity,
-  failEntity,
-  RUN_TERMINATED_REASON,
-  type StoreTerminateEvent,
-  withDefined,
-  withMeta,
-} from './entityUpdates';
+import { cancelledBy, FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
+import { appendContent, type StoreTerminateEvent, withDefined, withMeta } from './entityUpdates';
 
 export type MessageMachineEvent =
   | AgentEventOf<'message.delta' | 'message.completed' | 'message.failed' | 'message.cancelled'>
@@ -22,10 +16,7 @@ export const messageMachine = setup({
     input: {} as { entity: AgentMessageState },
     events: {} as MessageMachineEvent,
   },
-  guards: {
-    hasStatus: ({ context }, params: { status: AgentMessageState['status'] }) =>
-      context.entity.status === params.status,
-  },
+  guards: { hasStatus },
   actions: {
     appendDelta: assign({
       entity: ({ context, event }) => {
@@ -47,24 +38,9 @@ export const messageMachine = setup({
         );
       },
     }),
-    fail: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'message.failed');
-        return failEntity(context.entity, event.payload.error, event.timestamp);
-      },
-    }),
-    cancel: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'message.cancelled');
-        return cancelEntity(context.entity, event.payload.reason, event.timestamp);
-      },
-    }),
-    terminate: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'store.terminate');
-        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
-      },
-    }),
+    fail: assign({ entity: failedBy<AgentMessageState>('message.failed') }),
+    cancel: assign({ entity: cancelledBy<AgentMessageState>('message.cancelled') }),
+    terminate: assign({ entity: terminated<AgentMessageState>() }),
   },
 }).createMachine({
   id: 'message',
@@ -72,12 +48,7 @@ export const messageMachine = setup({
   initial: 'restoring',
   states: {
     restoring: {
-      always: [
-        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
-        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
-        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
-        { target: 'streaming' },
-      ],
+      always: [...restoreFinalStates(AGENT_ENTITY_KIND_TABLE.message.finalStatuses), { target: 'streaming' }],
     },
     streaming: {
       tags: ['active', 'acceptsDelta'],
@@ -89,8 +60,6 @@ export const messageMachine = setup({
         'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
-    completed: { type: 'final' },
-    failed: { type: 'final' },
-    cancelled: { type: 'final' },
+    ...FINAL_STATES,
   },
 });

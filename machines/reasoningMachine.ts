@@ -1,6 +1,8 @@
 import { assertEvent, assign, setup } from 'xstate';
+import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentReasoningState } from './agentState';
+import { cancelledBy, FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
 import {
   cancelEntity,
   failEntity,
@@ -21,10 +23,7 @@ export const reasoningMachine = setup({
     input: {} as { entity: AgentReasoningState },
     events: {} as ReasoningMachineEvent,
   },
-  guards: {
-    hasStatus: ({ context }, params: { status: AgentReasoningState['status'] }) =>
-      context.entity.status === params.status,
-  },
+  guards: { hasStatus },
   actions: {
     appendDelta: assign({
       entity: ({ context, event }) => {
@@ -43,24 +42,9 @@ export const reasoningMachine = setup({
         );
       },
     }),
-    fail: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'reasoning.failed');
-        return failEntity(context.entity, event.payload.error, event.timestamp);
-      },
-    }),
-    cancel: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'reasoning.cancelled');
-        return cancelEntity(context.entity, event.payload.reason, event.timestamp);
-      },
-    }),
-    terminate: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'store.terminate');
-        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
-      },
-    }),
+    fail: assign({ entity: failedBy<AgentReasoningState>('reasoning.failed') }),
+    cancel: assign({ entity: cancelledBy<AgentReasoningState>('reasoning.cancelled') }),
+    terminate: assign({ entity: terminated<AgentReasoningState>() }),
   },
 }).createMachine({
   id: 'reasoning',
@@ -68,12 +52,7 @@ export const reasoningMachine = setup({
   initial: 'restoring',
   states: {
     restoring: {
-      always: [
-        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
-        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
-        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
-        { target: 'streaming' },
-      ],
+      always: [...restoreFinalStates(AGENT_ENTITY_KIND_TABLE.reasoning.finalStatuses), { target: 'streaming' }],
     },
     streaming: {
       tags: ['active', 'acceptsDelta'],
@@ -85,8 +64,6 @@ export const reasoningMachine = setup({
         'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
-    completed: { type: 'final' },
-    failed: { type: 'final' },
-    cancelled: { type: 'final' },
+    ...FINAL_STATES,
   },
 });

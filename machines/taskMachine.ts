@@ -1,6 +1,8 @@
 import { assertEvent, assign, setup } from 'xstate';
+import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentTaskState } from './agentState';
+import { cancelledBy, FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
 import {
   cancelEntity,
   failEntity,
@@ -21,9 +23,7 @@ export const taskMachine = setup({
     input: {} as { entity: AgentTaskState },
     events: {} as TaskMachineEvent,
   },
-  guards: {
-    hasStatus: ({ context }, params: { status: AgentTaskState['status'] }) => context.entity.status === params.status,
-  },
+  guards: { hasStatus },
   actions: {
     update: assign({
       entity: ({ context, event }) => {
@@ -45,24 +45,9 @@ export const taskMachine = setup({
         );
       },
     }),
-    fail: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'task.failed');
-        return failEntity(context.entity, event.payload.error, event.timestamp);
-      },
-    }),
-    cancel: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'task.cancelled');
-        return cancelEntity(context.entity, event.payload.reason, event.timestamp);
-      },
-    }),
-    terminate: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'store.terminate');
-        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
-      },
-    }),
+    fail: assign({ entity: failedBy<AgentTaskState>('task.failed') }),
+    cancel: assign({ entity: cancelledBy<AgentTaskState>('task.cancelled') }),
+    terminate: assign({ entity: terminated<AgentTaskState>() }),
   },
 }).createMachine({
   id: 'task',
@@ -70,12 +55,7 @@ export const taskMachine = setup({
   initial: 'restoring',
   states: {
     restoring: {
-      always: [
-        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
-        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
-        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
-        { target: 'running' },
-      ],
+      always: [...restoreFinalStates(AGENT_ENTITY_KIND_TABLE.task.finalStatuses), { target: 'running' }],
     },
     running: {
       tags: ['active'],
@@ -87,8 +67,6 @@ export const taskMachine = setup({
         'store.terminate': { target: 'cancelled', actions: 'terminate' },
       },
     },
-    completed: { type: 'final' },
-    failed: { type: 'final' },
-    cancelled: { type: 'final' },
+    ...FINAL_STATES,
   },
 });

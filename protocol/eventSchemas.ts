@@ -252,11 +252,10 @@ export const agentEventSchemas = Object.fromEntries(AGENT_EVENT_TYPES.map((type)
   [Type in AgentEventType]: ReturnType<typeof envelopeSchema<Type>>;
 };
 
-/** The schema of any event: a discriminated union on `type`. */
+type EnvelopeSchema = { [Type in AgentEventType]: (typeof agentEventSchemas)[Type] }[AgentEventType];
+
+/** The schema of any event: a discriminated union on `type`; what it parses is an `AgentEvent`. */
 export const agentEventSchema = z.discriminatedUnion(
   'type',
-  Object.values(agentEventSchemas) as unknown as [
-    ReturnType<typeof envelopeSchema<AgentEventType>>,
-    ...ReturnType<typeof envelopeSchema<AgentEventType>>[],
-  ],
+  Object.values(agentEventSchemas) as unknown as [EnvelopeSchema, ...EnvelopeSchema[]],
 );

@@ -1,10 +1,11 @@
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { AgentMessageState, AgentState } from '../machines/agentState';
 import type { AgentMessageInfo } from '../machines/selectors';
+import { randomId } from '../protocol/randomId';
 import type { AgentProvider } from '../providers/AgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
-import { createXChatRuntime, type XChatRuntime } from './createXChatRuntime';
 import { parseXChatMessages, type XChatMessageParser, type XChatParsedMessage } from './parseXChatMessages';
+import { createXChatConversations, getPageXChatConversations, type XChatConversations } from './xChatConversations';
 
 export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   /**
@@ -13,11 +14,18 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
    */
   provider: AgentProvider<Input, Request, Chunk, Context>;
   /**
-   * Names the conversation: it is the session id of its runs, and mounting a chat again
-   * with the same key finds the same state, for as long as the page lives. Without it,
-   * each mounted chat has a session of its own.
+   * Names the conversation: it is the session id of its runs, and chats mounted with the
+   * same key share its state. It stays while a chat holds it, and after the last one
+   * unmounts until another conversation is held. Without it, each mounted chat has a
+   * session of its own.
    */
   conversationKey?: string;
+  /**
+   * Where keyed conversations live. Default: the page's registry in a browser. A server
+   * render passes one made per request (`createXChatConversations()`); without one there,
+   * a keyed chat gets a conversation of its own, never another user's.
+   */
+  conversations?: XChatConversations;
   /**
    * Turns a message into what the view shows; one message may become several. Results are
    * kept per message while the parser stays the same function, so pass a stable one.
@@ -40,35 +48,6 @@ export interface UseXChatResult<Input, Parsed> {
   abort: () => void;
 }
 
-// Keyed conversations live as long as the page: mounting a chat again with the same key
-// finds its store, whichever provider it is given.
-const conversations = new Map<string, XChatRuntime<never>>();
-
-function conversationRuntime<Input, Request, Chunk, Context>(
-  provider: AgentProvider<Input, Request, Chunk, Context>,
-  conversationKey: string,
-): XChatRuntime<Input> {
-  let runtime = conversations.get(conversationKey) as XChatRuntime<Input> | undefined;
-  if (runtime === undefined) {
-    runtime = createXChatRuntime({ provider, sessionId: conversationKey });
-    conversations.set(conversationKey, runtime as XChatRuntime<never>);
-  }
-  return runtime;
-}
-
-interface OwnRuntimeSlot<Input> {
-  runtime?: XChatRuntime<Input>;
-}
-
-/** The runtime of a chat without a key, made on first use. */
-function ownRuntime<Input, Request, Chunk, Context>(
-  slot: OwnRuntimeSlot<Input>,
-  provider: AgentProvider<Input, Request, Chunk, Context>,
-): XChatRuntime<Input> {
-  if (slot.runtime === undefined) slot.runtime = createXChatRuntime({ provider });
-  return slot.runtime;
-}
-
 /**
  * The React hook for an AgentProvider: subscribes to one chat runtime and returns plain
  * state plus `onRequest` and `abort`. Unmounting cancels the runs it started.
@@ -81,14 +60,18 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   options: UseXChatOptions<Input, Request, Chunk, Context, Parsed>,
 ): UseXChatResult<Input, Parsed> {
   const { provider, conversationKey, parser } = options;
-  // Without a key, each mounted chat has a conversation of its own. A new provider object
-  // (one made in the component body, say) runs the next requests and keeps the conversation.
-  const [ownSlot] = useState<OwnRuntimeSlot<Input>>(() => ({}));
-  const runtime =
-    conversationKey === undefined ? ownRuntime(ownSlot, provider) : conversationRuntime(provider, conversationKey);
+  // A chat without a key, or with one on a server given no registry, keeps a conversation
+  // of its own: a registry of one, which goes with the chat. A new provider object (one
+  // made in the component body, say) runs the next requests and keeps the conversation.
+  const [own] = useState(createXChatConversations);
+  const [ownKey] = useState(randomId);
+  const shared = conversationKey === undefined ? undefined : (options.conversations ?? getPageXChatConversations());
+  const conversations = shared ?? own;
+  const key = conversationKey ?? ownKey;
+  const runtime = conversations.get(key, provider);
   const latestProvider = useRef(provider);
   latestProvider.current = provider;
-  useEffect(() => runtime.retain(), [runtime]);
+  useEffect(() => conversations.hold(key, runtime), [conversations, key, runtime]);
   const snapshot = useSyncExternalStore(runtime.subscribe, runtime.getSnapshot, runtime.getSnapshot);
   // One cache per parser: a new parser function parses everything again.
   const parsedCache = useMemo(

@@ -1,0 +1,75 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import type { AgentMessageState } from '../machines/agentState';
+import type { AgentMessageInfo } from '../machines/selectors';
+import type { AgentProvider } from '../providers/AgentProvider';
+import { createLocalAgentProvider, type LocalAgentInput } from '../providers/local/createLocalAgentProvider';
+import {
+  createOpenAICompatibleAgentProvider,
+  type OpenAIChatInput,
+} from '../providers/openai/createOpenAICompatibleAgentProvider';
+import type { AgentRunResult } from '../providers/runAgentProvider';
+import type { XChatParsedMessage } from './parseXChatMessages';
+import { useXChat } from './useXChat';
+import { createXChatConversations } from './xChatConversations';
+
+// Type tests are compiled, never run: calling the hook outside a component is fine here.
+const openAI = createOpenAICompatibleAgentProvider({ baseURL: '/api/v1/', model: 'gpt-4o-mini' });
+const local = createLocalAgentProvider({ script: { steps: [{ type: 'text', deltas: ['Hi'] }] } });
+
+describe('useXChat infers the input of onRequest from its provider', () => {
+  it("takes an OpenAI-compatible provider's chat input", () => {
+    const { onRequest } = useXChat({ provider: openAI });
+    expectTypeOf(onRequest).parameters.toEqualTypeOf<[OpenAIChatInput]>();
+    expectTypeOf(onRequest).returns.toEqualTypeOf<Promise<AgentRunResult>>();
+    onRequest({ messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+    // @ts-expect-error a prompt is the local provider's input, not OpenAI's
+    onRequest({ prompt: 'Weather in Paris?' });
+  });
+
+  it("takes the local provider's prompt", () => {
+    const { onRequest } = useXChat({ provider: local, conversationKey: 'trip-1' });
+    expectTypeOf(onRequest).parameter(0).toEqualTypeOf<LocalAgentInput>();
+    // @ts-expect-error OpenAI messages are not the local provider's input
+    onRequest({ messages: [{ role: 'user', content: 'Hi' }] });
+  });
+
+  it("takes any provider's own input type", () => {
+    interface TicketInput {
+      ticketId: number;
+    }
+    const triage = null as unknown as AgentProvider<TicketInput, unknown, string>;
+    const { onRequest } = useXChat({ provider: triage, conversations: createXChatConversations() });
+    expectTypeOf(onRequest).parameter(0).toEqualTypeOf<TicketInput>();
+    // @ts-expect-error the ticket id is a number
+    onRequest({ ticketId: '42' });
+  });
+});
+
+describe('useXChat types parsedMessages by its parser', () => {
+  it('without a parser, the parsed messages are the messages', () => {
+    const { messages, parsedMessages } = useXChat({ provider: local });
+    expectTypeOf(messages).toEqualTypeOf<AgentMessageInfo[]>();
+    expectTypeOf(parsedMessages).toEqualTypeOf<XChatParsedMessage<AgentMessageState>[]>();
+  });
+
+  it("follows the parser's return type, one item or several", () => {
+    const bubbles = useXChat({
+      provider: openAI,
+      parser: (message) => ({ text: String(message.content), mine: message.role === 'user' }),
+    });
+    expectTypeOf(bubbles.parsedMessages).toEqualTypeOf<XChatParsedMessage<{ text: string; mine: boolean }>[]>();
+
+    const lines = useXChat({ provider: local, parser: (message) => String(message.content).split('\n') });
+    expectTypeOf(lines.parsedMessages).toEqualTypeOf<XChatParsedMessage<string>[]>();
+  });
+
+  it('gives the parser the message state', () => {
+    useXChat({
+      provider: local,
+      parser: (message) => {
+        expectTypeOf(message).toEqualTypeOf<AgentMessageState>();
+        return message.status;
+      },
+    });
+  });
+});
