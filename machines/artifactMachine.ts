@@ -3,14 +3,7 @@ import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentArtifactState } from './agentState';
 import { FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
-import {
-  cancelEntity,
-  failEntity,
-  RUN_TERMINATED_REASON,
-  type StoreTerminateEvent,
-  withDefined,
-  withMeta,
-} from './entityUpdates';
+import { type StoreTerminateEvent, withDefined, withMeta } from './entityUpdates';
 
 export type ArtifactMachineEvent =
   | AgentEventOf<'artifact.updated' | 'artifact.completed' | 'artifact.failed'>

@@ -1,22 +1,7 @@
 import type { AgentCommand, AgentCommandType } from '../protocol/commandSchemas';
 import { AGENT_EVENT_PROTOCOL } from '../protocol/constants';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
-
-/** Built-in transport kinds; custom transports use a namespaced kind such as `company.websocket`. */
-export type AgentTransportKind = 'sse' | 'websocket' | 'async-iterable' | 'fixture' | `${string}.${string}`;
-
-/**
- * Executes a request and yields chunks. A transport knows bytes and frames, never
- * messages or tools.
- */
-export interface AgentTransport<Request, Chunk> {
-  readonly kind: AgentTransportKind;
-  open(request: Request, signal: AbortSignal): AsyncIterable<Chunk>;
-  /** The position a chunk leaves the stream at, to resume from after a dropped connection. */
-  getCursor?(chunk: Chunk): string | undefined;
-  /** Reopens the stream after `cursor`: the chunks that follow it, and no earlier ones. */
-  resume?(request: Request, cursor: string, signal: AbortSignal): AsyncIterable<Chunk>;
-}
+import type { AgentTransport, AgentTransportKind } from '../transports/AgentTransport';
 
 export interface AgentProviderCapabilities {
   /** Every event type the provider can emit; the runner refuses any other. */
@@ -85,8 +70,11 @@ export interface AgentProvider<Input, Request, Chunk, Context = unknown> {
   executeCommand?(command: AgentCommand, options: AgentCommandOptions): AsyncIterable<AgentEvent>;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: a provider of any input, request, chunk and context
-export type AnyAgentProvider = AgentProvider<any, any, any, any>;
+/**
+ * A provider of any input, request, chunk and context. Every AgentProvider is one: its
+ * methods take their parameters bivariantly, so `unknown` stands for any type here.
+ */
+export type AnyAgentProvider = AgentProvider<unknown, unknown, unknown, unknown>;
 
 /**
  * Whether a value is an AgentProvider: decided by `protocol.name === 'agent-event'` only,

@@ -1,10 +1,10 @@
+/** Re-exported for code that imports the transport contract from `agentstate/providers`. */
+export type { AgentTransport, AgentTransportKind } from '../transports/AgentTransport';
 export type {
   AgentCommandOptions,
   AgentProvider,
   AgentProviderCapabilities,
   AgentProviderContextOptions,
-  AgentTransport,
-  AgentTransportKind,
   AnyAgentProvider,
 } from './AgentProvider';
 export { isAgentProvider } from './AgentProvider';

@@ -1,3 +1,4 @@
+import { markAgentEventAdmitted } from '../protocol/admittedEvents';
 import { AGENT_EVENT_PROTOCOL, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
@@ -150,6 +151,8 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
   const deliver = (events: readonly AgentEvent[]) => {
     for (const value of events) {
       const event = gate.admit(value);
+      // The store trusts what the runner checked and skips checking it again.
+      markAgentEventAdmitted(event);
       try {
         onEvent(event);
       } catch (error) {

@@ -1,12 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgentStore } from '../machines/createAgentStore';
+import { isAdmittedAgentEvent } from '../protocol/admittedEvents';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
-import type { AgentProvider, AgentTransport } from '../providers/AgentProvider';
+import type { AgentProvider } from '../providers/AgentProvider';
 import { AgentProviderError } from '../providers/AgentProviderError';
 import { type AgentRunEmitter, createAgentRunEmitter } from '../providers/createAgentRunEmitter';
 import { runAgentProvider } from '../providers/runAgentProvider';
 import { validateAgentProviderEvents } from '../providers/testing/validateAgentProviderEvents';
 import { toAgentErrorInfo } from '../providers/toAgentErrorInfo';
+import type { AgentTransport } from '../transports/AgentTransport';
 import { isAbortError } from '../transports/AgentTransportError';
 import { createAsyncIterableTransport } from '../transports/createAsyncIterableTransport';
 import { createSSETransport, type SSEChunk } from '../transports/createSSETransport';
@@ -386,5 +388,58 @@ describe('runAgentProvider error isolation', () => {
         onEvent: () => {},
       }),
     ).rejects.toMatchObject({ code: 'resume_unsupported' });
+  });
+});
+
+describe('runAgentProvider marks the events it admits', () => {
+  it('hands onEvent the very object the provider emitted, marked as admitted', async () => {
+    const provider = localProvider([{ delta: 'a' }, { done: true }]);
+    const emitted: AgentEvent[] = [];
+    const recording = {
+      ...provider,
+      transformChunk: (chunk: { delta?: string; done?: boolean }, context: Context) => {
+        const events = provider.transformChunk(chunk, context);
+        emitted.push(...events);
+        return events;
+      },
+    };
+    const received: AgentEvent[] = [];
+    const admittedOnArrival: boolean[] = [];
+    const result = await runAgentProvider({
+      provider: recording,
+      input: { prompt: 'hi' },
+      sessionId: 's1',
+      runId: 'r1',
+      onEvent: (event) => {
+        admittedOnArrival.push(isAdmittedAgentEvent(event));
+        received.push(event);
+      },
+    });
+    expect(result.status).toBe('completed');
+    expect(emitted.map((event) => event.type)).toEqual(['message.delta', 'message.completed', 'run.completed']);
+    for (const event of emitted) expect(received).toContain(event);
+    expect(received).toHaveLength(5);
+    expect(admittedOnArrival).toEqual([true, true, true, true, true]);
+  });
+
+  it('never marks an event it refuses', async () => {
+    const provider = localProvider([{ delta: 'a' }]);
+    const foreign = createAgentRunEmitter({ sessionId: 's1', runId: 'other', initialSequence: 10, now: Date.now }).emit(
+      'message.delta',
+      { messageId: 'answer', delta: 'x' },
+    );
+    const refusing = { ...provider, transformChunk: () => [foreign] };
+    const received: AgentEvent[] = [];
+    const error = await runAgentProvider({
+      provider: refusing,
+      input: { prompt: 'hi' },
+      sessionId: 's1',
+      runId: 'r1',
+      onEvent: (event) => received.push(event),
+    }).catch((caught: unknown) => caught);
+    expect(AgentProviderError.isInstance(error) && error.event).toBe(foreign);
+    expect(received).not.toContain(foreign);
+    expect(isAdmittedAgentEvent(foreign)).toBe(false);
+    expect(received.map((event) => isAdmittedAgentEvent(event))).toEqual([true, true, true, true]);
   });
 });

@@ -1,4 +1,4 @@
-import type { AgentTransport, AgentTransportKind } from '../providers/AgentProvider';
+import type { AgentTransport, AgentTransportKind } from './AgentTransport';
 
 /**
  * Wraps a local runtime function as a transport: code in the same process that yields chunks.

@@ -1,4 +1,4 @@
-import type { AgentTransport, AgentTransportKind } from '../providers/AgentProvider';
+import type { AgentTransport, AgentTransportKind } from './AgentTransport';
 import { AgentTransportError } from './AgentTransportError';
 
 /** One recorded chunk and when it arrived, in milliseconds from the start of the stream. */

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
-import type { AgentTransport } from '../providers/AgentProvider';
+import type { AgentTransport } from './AgentTransport';
 import { AgentTransportError } from './AgentTransportError';
 
 /** One server-sent event: its `data`, and the `event` and `id` fields when the server sent them. */

@@ -1,4 +1,4 @@
-import type { AgentTransport } from '../providers/AgentProvider';
+import type { AgentTransport } from './AgentTransport';
 import { AgentTransportError } from './AgentTransportError';
 
 /** The part of the WebSocket API the transport uses: the browser's, Node 22's, or `ws`. */

@@ -1,3 +1,4 @@
+export type { AgentTransport, AgentTransportKind } from './AgentTransport';
 export type { AgentTransportErrorCode, AgentTransportErrorDetails } from './AgentTransportError';
 export { AgentTransportError, isAbortError } from './AgentTransportError';
 export { createAsyncIterableTransport } from './createAsyncIterableTransport';

@@ -101,7 +101,7 @@ export function finishRun(event: AnyAgUIEvent, context: AgUIContextState): Agent
   const pending =
     outcome?.type === 'success' && outcome.pendingToolCallIds !== undefined
       ? outcome.pendingToolCallIds
-      : context.toolCalls.filter((id) => !context.toolResults.has(id) && events.tracker.isOpen('tool', id));
+      : context.toolCalls.filter((id) => !context.toolResults.has(id) && events.tracker.isOpen('toolCall', id));
   if (pending.length > 0) payload.pendingToolCallIds = pending;
   out.push(events.emit('run.completed', payload, meta));
   return out;

@@ -6,13 +6,13 @@ import type {
   ResumeEntry,
   RunAgentInput,
 } from '@ag-ui/core';
-import type { AgentEvent, AgentEventType } from '../../protocol/eventSchemas';
-import { isAbortError } from '../../transports/AgentTransportError';
+import type { AgentEvent } from '../../protocol/eventSchemas';
+import type { AgentTransport } from '../../transports/AgentTransport';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
-import type { AgentProvider, AgentTransport } from '../AgentProvider';
-import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
+import type { AgentProvider } from '../AgentProvider';
+import type { AgentRunEmitter } from '../createAgentRunEmitter';
+import { defineAgentProvider } from '../defineAgentProvider';
 import { eventTypesOf } from '../eventTypeGroups';
-import { toAgentErrorInfo } from '../toAgentErrorInfo';
 import { type AgUIContextState, type AnyAgUIEvent, subagentMeta } from './agUIContext';
 import { mapExtension } from './agUIExtensions';
 import { closeAllLanes, closeLaneThen, lanesToClose, mapChunk } from './agUILanes';
@@ -55,15 +55,11 @@ export interface AgUIAgentProviderOptions {
   onExtension?: (extension: AgUIExtensionEvent) => void;
 }
 
-const AGUI_EVENT_TYPES: AgentEventType[] = [
-  ...eventTypesOf(['run', 'message', 'reasoning', 'tool', 'approval', 'task', 'state'], {
-    // AG-UI has no running state for tools, and steps carry no progress.
-    except: ['tool.running', 'task.updated'],
-  }),
-  'extension.emitted',
-  'activity.snapshot',
-  'activity.delta',
-];
+const AGUI_EVENT_TYPES = eventTypesOf(
+  ['run', 'message', 'reasoning', 'toolCall', 'approval', 'task', 'state', 'extension', 'activity'],
+  // AG-UI has no running state for tools, and steps carry no progress.
+  { except: ['tool.running', 'task.updated'] },
+);
 
 /** Fields that name an entity or a tool: empty, they name nothing, and later events could not refer to them. */
 const NAMING_FIELDS = ['messageId', 'toolCallId', 'toolCallName', 'activityType'] as const;
@@ -253,14 +249,13 @@ export function createAgUIAgentProvider(
       if (options.fetch !== undefined) sse.fetch = options.fetch;
       return createSSETransport(sse);
     })();
-  return {
+  return defineAgentProvider({
     id: 'agui',
-    protocol: { name: 'agent-event', version: '0.1' },
-    capabilities: { eventTypes: AGUI_EVENT_TYPES, transports: [transport.kind] },
+    capabilities: { eventTypes: AGUI_EVENT_TYPES },
     transport,
-    createContext: (context) => ({
-      events: createAgentRunEmitter(context),
-      threadId: context.sessionId,
+    createContext: (events) => ({
+      events,
+      threadId: events.sessionId,
       lanes: new Map(),
       knownMessages: new Set(),
       toolCalls: [],
@@ -304,18 +299,11 @@ export function createAgUIAgentProvider(
       return request;
     },
     transformChunk: (chunk, context) => mapEvent(readAgUIChunk(chunk) as AnyAgUIEvent, context, options),
-    flush: (context) => [
-      ...closeAllLanes(context),
-      ...context.events.close({
-        type: 'failed',
-        error: { message: 'The AG-UI stream ended without RUN_FINISHED or RUN_ERROR', code: 'missing_run_finished' },
-      }),
-    ],
-    transformError: (error, context) =>
-      context.events.close(
-        isAbortError(error)
-          ? { type: 'cancelled', reason: 'aborted' }
-          : { type: 'failed', error: toAgentErrorInfo(error) },
-      ),
-  };
+    // Chunk streams AG-UI leaves open end with the stream; the run itself did not finish.
+    finish: closeAllLanes,
+    incompleteStream: {
+      message: 'The AG-UI stream ended without RUN_FINISHED or RUN_ERROR',
+      code: 'missing_run_finished',
+    },
+  });
 }

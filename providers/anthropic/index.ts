@@ -1,11 +1,11 @@
+export { anthropicStreamEventSchema } from './anthropicStreamEventSchema';
 export type {
   AnthropicAgentProviderOptions,
-  AnthropicContext,
-  AnthropicExtensionEvent,
   AnthropicInput,
   AnthropicMessage,
   AnthropicRequest,
 } from './createAnthropicAgentProvider';
-export { AnthropicStreamError, createAnthropicAgentProvider } from './createAnthropicAgentProvider';
+export { createAnthropicAgentProvider } from './createAnthropicAgentProvider';
+export type { AnthropicContext, AnthropicExtensionEvent } from './mapAnthropicEvent';
 export type { AnthropicStreamEvent } from './readAnthropicEvent';
-export { AnthropicEventError, readAnthropicEvent } from './readAnthropicEvent';
+export { AnthropicEventError, AnthropicStreamError, readAnthropicEvent } from './readAnthropicEvent';

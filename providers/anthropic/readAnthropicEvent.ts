@@ -13,6 +13,17 @@ export interface AnthropicStreamEvent {
 
 const EXCERPT_LIMIT = 200;
 
+/** An `error` event in the stream (`overloaded_error`, `api_error`, ...). */
+export class AnthropicStreamError extends AgentError {
+  constructor(type: string, message: string) {
+    super(type, message);
+    this.name = 'AnthropicStreamError';
+  }
+
+  /** Whether `value` is an AnthropicStreamError, from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is AnthropicStreamError;
+}
+
 /**
  * A frame from the Messages API that is not a stream event the provider can read: not
  * JSON, JSON of another shape, or a tool_use block without a name. `field` is the

@@ -1,10 +1,9 @@
 import type { AgentEvent } from '../../protocol/eventSchemas';
-import { isAbortError } from '../../transports/AgentTransportError';
 import { createAsyncIterableTransport } from '../../transports/createAsyncIterableTransport';
 import type { AgentProvider } from '../AgentProvider';
-import { type AgentRunEmitter, createAgentRunEmitter } from '../createAgentRunEmitter';
+import type { AgentRunEmitter } from '../createAgentRunEmitter';
+import { defineAgentProvider } from '../defineAgentProvider';
 import { eventTypesOf } from '../eventTypeGroups';
-import { toAgentErrorInfo } from '../toAgentErrorInfo';
 import type { LocalAgentChunk, LocalAgentScript } from './localAgentChunks';
 import { runLocalAgentScript } from './runLocalAgentScript';
 
@@ -22,7 +21,7 @@ export type LocalAgentProviderOptions =
   | { script: LocalAgentScript | ((input: LocalAgentInput) => LocalAgentScript); runtime?: never }
   | { runtime: LocalAgentRuntime; script?: never };
 
-const LOCAL_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'tool', 'approval', 'task', 'artifact']);
+const LOCAL_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'toolCall', 'approval', 'task', 'artifact']);
 
 function mapChunk(chunk: LocalAgentChunk, events: AgentRunEmitter): AgentEvent[] {
   switch (chunk.type) {
@@ -122,12 +121,11 @@ export function createLocalAgentProvider(
         typeof options.script === 'function' ? options.script(request) : (options.script as LocalAgentScript);
       return runLocalAgentScript(script, signal);
     });
-  return {
+  return defineAgentProvider({
     id: 'local',
-    protocol: { name: 'agent-event', version: '0.1' },
-    capabilities: { eventTypes: LOCAL_EVENT_TYPES, transports: ['async-iterable'] },
+    capabilities: { eventTypes: LOCAL_EVENT_TYPES },
     transport: createAsyncIterableTransport(runtime),
-    createContext: (context) => ({ events: createAgentRunEmitter(context) }),
+    createContext: (events) => ({ events }),
     start: (input, { events }) => [
       events.emit('run.started', { input }),
       events.emit('message.started', { messageId: 'prompt', role: 'user', content: input.prompt }),
@@ -135,16 +133,6 @@ export function createLocalAgentProvider(
     ],
     prepareRequest: (input) => input,
     transformChunk: (chunk, { events }) => mapChunk(chunk, events),
-    flush: ({ events }) =>
-      events.close({
-        type: 'failed',
-        error: { message: 'The local runtime ended without finishing the run', code: 'incomplete_stream' },
-      }),
-    transformError: (error, { events }) =>
-      events.close(
-        isAbortError(error)
-          ? { type: 'cancelled', reason: 'aborted' }
-          : { type: 'failed', error: toAgentErrorInfo(error) },
-      ),
-  };
+    incompleteStream: { message: 'The local runtime ended without finishing the run', code: 'incomplete_stream' },
+  });
 }

@@ -3,10 +3,11 @@ export type {
   OpenAIChatMessage,
   OpenAIChatRequest,
   OpenAICompatibleAgentProviderOptions,
-  OpenAIContext,
 } from './createOpenAICompatibleAgentProvider';
-export { createOpenAICompatibleAgentProvider, OpenAIStreamError } from './createOpenAICompatibleAgentProvider';
+export { createOpenAICompatibleAgentProvider } from './createOpenAICompatibleAgentProvider';
+export type { OpenAIContext } from './mapOpenAIChunk';
+export { openAICompletionChunkSchema } from './openAICompletionChunkSchema';
 export type { OpenAIContentPart } from './openAIContent';
 export { fromOpenAIContent, toOpenAIContent } from './openAIContent';
 export type { OpenAIChunkDelta, OpenAICompletionChunk, OpenAIToolCallFragment } from './readOpenAIChunk';
-export { OpenAIChunkError, readOpenAIChunk } from './readOpenAIChunk';
+export { OpenAIChunkError, OpenAIStreamError, readOpenAIChunk } from './readOpenAIChunk';

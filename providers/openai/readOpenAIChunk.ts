@@ -28,6 +28,20 @@ export interface OpenAICompletionChunk {
 
 const EXCERPT_LIMIT = 200;
 
+/** An error object the server sent inside the stream. */
+export class OpenAIStreamError extends AgentError {
+  readonly type: string | undefined;
+
+  constructor(message: string, code: string | undefined, type: string | undefined) {
+    super(code ?? type ?? 'openai_error', message);
+    this.name = 'OpenAIStreamError';
+    this.type = type;
+  }
+
+  /** Whether `value` is an OpenAIStreamError, from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is OpenAIStreamError;
+}
+
 /**
  * A frame from an OpenAI-compatible server that is not a chunk: not JSON, or JSON of
  * another shape, or a tool call without a name. `field` is the offending path, `frame`

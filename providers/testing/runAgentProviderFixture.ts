@@ -1,8 +1,9 @@
 import type { AgentState } from '../../machines/agentState';
 import { createAgentStore } from '../../machines/createAgentStore';
 import type { AgentEvent } from '../../protocol/eventSchemas';
+import type { AgentTransport } from '../../transports/AgentTransport';
 import { AgentTransportError } from '../../transports/AgentTransportError';
-import type { AgentProvider, AgentTransport } from '../AgentProvider';
+import type { AgentProvider } from '../AgentProvider';
 import { type AgentRunResult, runAgentProvider } from '../runAgentProvider';
 import { type AgentProviderValidationIssue, validateAgentProviderEvents } from './validateAgentProviderEvents';
 

@@ -1,9 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type AnthropicExtensionEvent,
-  createAnthropicAgentProvider,
-} from '../../providers/anthropic/createAnthropicAgentProvider';
+import { createAnthropicAgentProvider } from '../../providers/anthropic/createAnthropicAgentProvider';
+import type { AnthropicExtensionEvent } from '../../providers/anthropic/mapAnthropicEvent';
 import { describeAgentProviderContract } from '../../providers/testing/describeAgentProviderContract';
 import { runAgentProviderFixture } from '../../providers/testing/runAgentProviderFixture';
 import { startFixtureServer } from '../support/fixtureServer';
