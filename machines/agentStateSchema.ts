@@ -19,9 +19,9 @@ import {
   type AgentEntityState,
   type AgentState,
 } from './agentState';
+import { copyKnownFields } from './copyKnownFields';
 import { isActiveEntityStatus } from './entityEvents';
 import { isPendingEntity } from './pendingInput';
-import { stripUnknownKeys } from './stripUnknownKeys';
 
 const id = z.string().check(z.minLength(1));
 const text = z.optional(z.string());
@@ -207,15 +207,14 @@ const MAX_AGENT_STATE_DEPTH = DEFAULT_MAX_JSON_DEPTH + 8;
 export function parseAgentState(value: unknown): AgentState {
   const plain = checkPlainJson(value, { maxDepth: MAX_AGENT_STATE_DEPTH, allowProtoKeys: true });
   if (plain !== undefined) fail(plain.path === '' ? '(root)' : plain.path, plain.reason);
-  const copy: unknown = JSON.parse(JSON.stringify(value));
   quickAccept ??= createQuickAccept(agentStateSchema);
-  if (!quickAccept(copy)) {
-    const result = agentStateSchema.safeParse(copy);
+  if (!quickAccept(value)) {
+    const result = agentStateSchema.safeParse(value);
     if (!result.success) {
-      throw new AgentValidationError('agent state', toValidationFailure(result.error.issues, copy));
+      throw new AgentValidationError('agent state', toValidationFailure(result.error.issues, value));
     }
   }
-  const state = stripUnknownKeys(agentStateSchema, copy) as AgentState;
+  const state = copyKnownFields(agentStateSchema, value) as AgentState;
   checkProtoEntries(state);
   for (const [runId, run] of Object.entries(state.runs)) {
     if (run.id !== runId) fail(`runs.${runId}.id`, `does not match its key`);
