@@ -1,15 +1,10 @@
 import { and, assertEvent, assign, setup } from 'xstate';
+import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentApprovalState } from './agentState';
 import type { CommandMachineEvent } from './commandEvents';
-import {
-  cancelEntity,
-  RUN_TERMINATED_REASON,
-  type StoreCommandSettledEvent,
-  type StoreTerminateEvent,
-  withDefined,
-  withMeta,
-} from './entityUpdates';
+import { hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
+import { type StoreCommandSettledEvent, type StoreTerminateEvent, withDefined, withMeta } from './entityUpdates';
 
 export type ApprovalMachineEvent =
   | AgentEventOf<'approval.resolved'>
@@ -32,8 +27,7 @@ export const approvalMachine = setup({
     events: {} as ApprovalMachineEvent,
   },
   guards: {
-    hasStatus: ({ context }, params: { status: AgentApprovalState['status'] }) =>
-      context.entity.status === params.status,
+    hasStatus,
     versionMatches: ({ context, event }) => {
       assertEvent(event, 'approval.resolve');
       const expected = event.command.payload.expectedVersion;
@@ -59,12 +53,7 @@ export const approvalMachine = setup({
         );
       },
     }),
-    terminate: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'store.terminate');
-        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
-      },
-    }),
+    terminate: assign({ entity: terminated<AgentApprovalState>() }),
   },
 }).createMachine({
   id: 'approval',
@@ -72,11 +61,7 @@ export const approvalMachine = setup({
   initial: 'restoring',
   states: {
     restoring: {
-      always: [
-        { guard: { type: 'hasStatus', params: { status: 'resolved' } }, target: 'resolved' },
-        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
-        { target: 'waiting' },
-      ],
+      always: [...restoreFinalStates(AGENT_ENTITY_KIND_TABLE.approval.finalStatuses), { target: 'waiting' }],
     },
     waiting: {
       tags: ['active', 'settleable'],

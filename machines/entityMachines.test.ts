@@ -27,9 +27,9 @@ describe('entity machines restore from a record', () => {
       } as unknown as AgentEntityState;
       const machine = entityMachines[kind] as typeof entityMachines.message;
       const actor = createActor(machine, { input: { entity: entity as never } }).start();
-      const snapshot = actor.getSnapshot() as { value: unknown; status: string };
-      const value = typeof snapshot.value === 'string' ? snapshot.value : Object.keys(snapshot.value as object)[0];
-      expect(value).toBe(status);
+      const snapshot = actor.getSnapshot() as { status: string; matches(value: unknown): boolean };
+      // Its own state, at the top or inside the tool call's `open` group of unsettled states.
+      expect(snapshot.matches(status) || snapshot.matches({ open: status })).toBe(true);
       expect(isFinalEntityStatus(kind, entity)).toBe(snapshot.status === 'done');
       expect(isActiveEntityStatus(kind, entity)).toBe(
         (actor.getSnapshot() as { hasTag(tag: string): boolean }).hasTag('active'),

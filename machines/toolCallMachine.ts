@@ -1,16 +1,10 @@
 import { assertEvent, assign, setup } from 'xstate';
+import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentToolCallState } from './agentState';
 import type { CommandMachineEvent } from './commandEvents';
-import {
-  cancelEntity,
-  failEntity,
-  RUN_TERMINATED_REASON,
-  type StoreCommandSettledEvent,
-  type StoreTerminateEvent,
-  withDefined,
-  withMeta,
-} from './entityUpdates';
+import { cancelledBy, FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
+import { type StoreCommandSettledEvent, type StoreTerminateEvent, withDefined, withMeta } from './entityUpdates';
 
 /** Sent by the store when a run ends listing this tool in `pendingToolCallIds`. */
 export interface StoreSettlePendingEvent {
@@ -44,8 +38,8 @@ function completeArguments(entity: AgentToolCallState, text: string, timestamp: 
 }
 
 /**
- * The lifecycle of one tool call:
- * `streaming_arguments -> awaiting_execution -> running -> completed | failed | cancelled`,
+ * The lifecycle of one tool call: `open` (`streaming_arguments -> awaiting_execution ->
+ * running`) `-> completed | failed | cancelled`,
  * where `tool.running`, `tool.completed` and `tool.failed` may also follow the argument
  * stream directly (the seed's lifecycle) and complete the arguments as they do.
  * A failure marked `retryable` accepts the `tool.retry` command (the retry itself arrives
@@ -58,8 +52,7 @@ export const toolCallMachine = setup({
     events: {} as ToolCallMachineEvent,
   },
   guards: {
-    hasStatus: ({ context }, params: { status: AgentToolCallState['status'] }) =>
-      context.entity.status === params.status,
+    hasStatus,
     wasRetryableFailure: ({ context }) =>
       context.entity.status === 'failed' && context.entity.error?.retryable === true,
     isRetryableFailure: ({ event }) => {
@@ -107,24 +100,9 @@ export const toolCallMachine = setup({
         );
       },
     }),
-    fail: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'tool.failed');
-        return failEntity(context.entity, event.payload.error, event.timestamp);
-      },
-    }),
-    cancel: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'tool.cancelled');
-        return cancelEntity(context.entity, event.payload.reason, event.timestamp);
-      },
-    }),
-    terminate: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'store.terminate');
-        return cancelEntity(context.entity, RUN_TERMINATED_REASON, event.timestamp);
-      },
-    }),
+    fail: assign({ entity: failedBy<AgentToolCallState>('tool.failed') }),
+    cancel: assign({ entity: cancelledBy<AgentToolCallState>('tool.cancelled') }),
+    terminate: assign({ entity: terminated<AgentToolCallState>() }),
   },
 }).createMachine({
   id: 'toolCall',
@@ -133,49 +111,18 @@ export const toolCallMachine = setup({
   states: {
     restoring: {
       always: [
-        { guard: { type: 'hasStatus', params: { status: 'awaiting_execution' } }, target: 'awaiting_execution' },
-        { guard: { type: 'hasStatus', params: { status: 'running' } }, target: 'running' },
-        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
+        { guard: { type: 'hasStatus', params: { status: 'awaiting_execution' } }, target: 'open.awaiting_execution' },
+        { guard: { type: 'hasStatus', params: { status: 'running' } }, target: 'open.running' },
         { guard: 'wasRetryableFailure', target: 'retryable' },
-        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
-        { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
-        { target: 'streaming_arguments' },
+        ...restoreFinalStates(AGENT_ENTITY_KIND_TABLE.toolCall.finalStatuses),
+        { target: 'open.streaming_arguments' },
       ],
     },
-    streaming_arguments: {
-      tags: ['active', 'acceptsDelta'],
-      on: {
-        'tool.arguments_delta': { actions: 'appendArguments' },
-        'tool.arguments_completed': { target: 'awaiting_execution', actions: 'completeArguments' },
-        'store.settle_pending': { target: 'awaiting_execution', actions: 'completeArguments' },
-        // The seed's lifecycle has no `tool.arguments_completed`: the arguments are complete
-        // at whichever of these comes first.
-        'tool.running': { target: 'running', actions: ['completeArguments', 'markRunning'] },
-        'tool.completed': { target: 'completed', actions: ['completeArguments', 'complete'] },
-        'tool.failed': [
-          { guard: 'isRetryableFailure', target: 'retryable', actions: ['completeArguments', 'fail'] },
-          { target: 'failed', actions: ['completeArguments', 'fail'] },
-        ],
-        'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'store.terminate': { target: 'cancelled', actions: 'terminate' },
-      },
-    },
-    awaiting_execution: {
-      tags: ['active', 'settleable'],
-      on: {
-        'tool.running': { target: 'running', actions: 'markRunning' },
-        'tool.completed': { target: 'completed', actions: 'complete' },
-        'tool.failed': [
-          { guard: 'isRetryableFailure', target: 'retryable', actions: 'fail' },
-          { target: 'failed', actions: 'fail' },
-        ],
-        'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
-        'store.terminate': { target: 'cancelled', actions: 'terminate' },
-      },
-    },
-    running: {
-      // Settleable: a run may end with a tool the application is running (a client-side tool).
-      tags: ['active', 'settleable'],
+    // The states in which the tool call is not settled: they share how it completes, fails,
+    // is cancelled or is closed by its run's end.
+    open: {
+      tags: ['active'],
+      initial: 'streaming_arguments',
       on: {
         'tool.completed': { target: 'completed', actions: 'complete' },
         'tool.failed': [
@@ -184,6 +131,34 @@ export const toolCallMachine = setup({
         ],
         'tool.cancelled': { target: 'cancelled', actions: 'cancel' },
         'store.terminate': { target: 'cancelled', actions: 'terminate' },
+      },
+      states: {
+        streaming_arguments: {
+          tags: ['acceptsDelta'],
+          on: {
+            'tool.arguments_delta': { actions: 'appendArguments' },
+            'tool.arguments_completed': { target: 'awaiting_execution', actions: 'completeArguments' },
+            'store.settle_pending': { target: 'awaiting_execution', actions: 'completeArguments' },
+            // The seed's lifecycle has no `tool.arguments_completed`: the arguments are complete
+            // at whichever of these comes first.
+            'tool.running': { target: 'running', actions: ['completeArguments', 'markRunning'] },
+            'tool.completed': { target: '#toolCall.completed', actions: ['completeArguments', 'complete'] },
+            'tool.failed': [
+              {
+                guard: 'isRetryableFailure',
+                target: '#toolCall.retryable',
+                actions: ['completeArguments', 'fail'],
+              },
+              { target: '#toolCall.failed', actions: ['completeArguments', 'fail'] },
+            ],
+          },
+        },
+        awaiting_execution: {
+          tags: ['settleable'],
+          on: { 'tool.running': { target: 'running', actions: 'markRunning' } },
+        },
+        // Settleable: a run may end with a tool the application is running (a client-side tool).
+        running: { tags: ['settleable'] },
       },
     },
     retryable: {
@@ -193,8 +168,6 @@ export const toolCallMachine = setup({
         submitting: { on: { 'store.command_settled': { target: 'idle' } } },
       },
     },
-    completed: { type: 'final' },
-    failed: { type: 'final' },
-    cancelled: { type: 'final' },
+    ...FINAL_STATES,
   },
 });

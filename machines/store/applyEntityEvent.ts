@@ -1,9 +1,10 @@
 import { AGENT_ENTITY_EVENT_ROUTES } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
+import type { AgentEntityState } from '../agentState';
 import { createEntityRecord, type EntityStartEvent } from '../entityEvents';
 import { addEntityHandle, recordEntity, spawnEntities } from './entityActors';
-import { type RunHandle, stateName } from './handles';
+import type { RunHandle } from './handles';
 import { APPLIED, createIssue, type EventOutcome, refuse, type StoreCore } from './storeCore';
 
 /**
@@ -42,7 +43,7 @@ export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEv
   const before = ref.getSnapshot();
   ref.send(event);
   if (ref.getSnapshot() === before) {
-    const state = stateName(before);
+    const state = (before.context.entity as AgentEntityState).status;
     const message = `${event.type} refused by ${route.kind} "${entityId}" in state ${state}`;
     return refuse(createIssue('invalid_transition', message, event, { entityId, state }), event, true);
   }

@@ -75,20 +75,6 @@ export function hasIdentity(value: unknown): value is { runId: string; eventId: 
   return typeof runId === 'string' && runId !== '' && typeof eventId === 'string' && eventId !== '';
 }
 
-/** A state value as a dotted path: `waiting.submitting`. */
-export function stateName(snapshot: { value: unknown }): string {
-  let value = snapshot.value;
-  const path: string[] = [];
-  while (typeof value === 'object' && value !== null) {
-    const [key, child] = Object.entries(value)[0] ?? [];
-    if (key === undefined) break;
-    path.push(key);
-    value = child;
-  }
-  if (typeof value === 'string') path.push(value);
-  return path.join('.');
-}
-
 export function emptyEntityMaps(): Record<AgentEntityKind, Map<string, EntityHandle>> {
   return {
     message: new Map(),

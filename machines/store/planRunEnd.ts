@@ -2,8 +2,8 @@ import type { AnyActorRef } from 'xstate';
 import type { AgentEntityKind } from '../../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../../protocol/eventSchemas';
 import type { AgentProtocolIssue } from '../../protocol/protocolIssue';
+import type { AgentEntityState } from '../agentState';
 import type { EntityHandle, RunHandle } from './handles';
-import { stateName } from './handles';
 import { createIssue } from './storeCore';
 
 export type RunTerminalEvent = AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>;
@@ -62,7 +62,7 @@ export function planRunEnd(
       continue;
     }
     terminate.push(handle);
-    const state = stateName(snapshot);
+    const state = (snapshot.context.entity as AgentEntityState).status;
     const message = `${event.type} arrived while ${handle.kind} "${handle.id}" was ${state}; it was cancelled`;
     problems.push(createIssue('active_entities_at_terminal', message, event, { entityId: handle.id, state }));
   }

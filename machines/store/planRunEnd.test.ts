@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import type { AnyActorRef } from 'xstate';
+import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
+import { runEvents } from '../../tests/support/events';
+import type { AgentEntityState, AgentState } from '../agentState';
+import { createAgentStore } from '../createAgentStore';
+import type { EntityHandle, RunHandle } from './handles';
+import { planRunEnd } from './planRunEnd';
+import { restoreStore } from './restoreStore';
+
+/**
+ * Run r1, running, with: message m1 streaming, reasoning th1 completed, tool calls t1
+ * awaiting execution, t2 streaming its arguments, t3 completed, t4 running, t5 failed
+ * (retryable), approvals a1 and a2 waiting, task k1 running.
+ */
+function runningRun(): { run: RunHandle; state: AgentState; events: ReturnType<typeof runEvents> } {
+  const store = createAgentStore();
+  const events = runEvents('r1');
+  store.batch([
+    events.create('run.started', {}),
+    events.create('message.started', { messageId: 'm1', role: 'assistant' }),
+    events.create('message.delta', { messageId: 'm1', delta: 'Hi' }),
+    events.create('reasoning.started', { reasoningId: 'th1' }),
+    events.create('reasoning.completed', { reasoningId: 'th1' }),
+    events.create('tool.requested', { toolCallId: 't1', name: 'a', arguments: '{}' }),
+    events.create('tool.arguments_completed', { toolCallId: 't1' }),
+    events.create('tool.requested', { toolCallId: 't2', name: 'b' }),
+    events.create('tool.arguments_delta', { toolCallId: 't2', delta: '{"q":' }),
+    events.create('tool.requested', { toolCallId: 't3', name: 'c', arguments: '{}' }),
+    events.create('tool.completed', { toolCallId: 't3', result: 1 }),
+    events.create('tool.requested', { toolCallId: 't4', name: 'd', arguments: '{}' }),
+    events.create('tool.running', { toolCallId: 't4' }),
+    events.create('tool.requested', { toolCallId: 't5', name: 'e', arguments: '{}' }),
+    events.create('tool.failed', { toolCallId: 't5', error: { message: 'busy', retryable: true } }),
+    events.create('approval.requested', { approvalId: 'a1' }),
+    events.create('approval.requested', { approvalId: 'a2' }),
+    events.create('task.created', { taskId: 'k1' }),
+  ]);
+  const state = store.getSnapshot();
+  expect(state.issues).toEqual([]);
+  const run = restoreStore(state, undefined).runs.get('r1') as RunHandle;
+  return { run, state, events };
+}
+
+function statusIn(state: AgentState) {
+  return (kind: string, key: string) => {
+    const containers: Record<string, Record<string, AgentEntityState>> = {
+      toolCall: state.toolCalls,
+      approval: state.approvals,
+    };
+    return containers[kind]?.[key]?.status;
+  };
+}
+
+const ids = (handles: readonly EntityHandle[]) => handles.map((handle) => `${handle.kind}:${handle.id}`);
+
+function snapshotsOf(run: RunHandle): Map<EntityHandle, unknown> {
+  return new Map([...run.live].map((handle) => [handle, (handle.ref as AnyActorRef).getSnapshot()]));
+}
+
+describe('planRunEnd', () => {
+  it('settles the listed entities that can wait, terminates the other active ones, reports the rest', () => {
+    const { run, state, events } = runningRun();
+    expect(run.status).toBe('running');
+    const before = snapshotsOf(run);
+    const completed = events.create('run.completed', {
+      pendingToolCallIds: ['t1', 't2', 't3', 't5', 'tX'],
+      pendingApprovalIds: ['a1', 'aX'],
+    });
+    const plan = planRunEnd(run, completed, statusIn(state));
+    expect(ids(plan.settle).sort()).toEqual(['approval:a1', 'toolCall:t1', 'toolCall:t2']);
+    expect(ids(plan.terminate).sort()).toEqual(['approval:a2', 'message:m1', 'task:k1', 'toolCall:t4']);
+    const problems = plan.problems.map(({ code, entityId, state: at, runId }) => ({
+      code,
+      entityId,
+      state: at,
+      runId,
+    }));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        { code: 'invalid_transition', entityId: 't3', state: 'completed', runId: 'r1' },
+        { code: 'invalid_transition', entityId: 't5', state: 'failed', runId: 'r1' },
+        { code: 'missing_entity', entityId: 'tX', state: undefined, runId: 'r1' },
+        { code: 'missing_entity', entityId: 'aX', state: undefined, runId: 'r1' },
+        { code: 'active_entities_at_terminal', entityId: 'm1', state: 'streaming', runId: 'r1' },
+        { code: 'active_entities_at_terminal', entityId: 'k1', state: 'running', runId: 'r1' },
+        { code: 'active_entities_at_terminal', entityId: 't4', state: expect.stringMatching(/running$/), runId: 'r1' },
+        { code: 'active_entities_at_terminal', entityId: 'a2', state: expect.stringMatching(/^waiting/), runId: 'r1' },
+      ]),
+    );
+    expect(plan.problems).toHaveLength(8);
+    for (const problem of plan.problems) expect(problem.event).toBe(completed);
+    // A plan changes nothing: every actor keeps its snapshot, every live entity stays live.
+    expect(snapshotsOf(run)).toEqual(before);
+    for (const [handle, snapshot] of before) expect((handle.ref as AnyActorRef).getSnapshot()).toBe(snapshot);
+    expect(run.status).toBe('running');
+  });
+
+  it('terminates every active entity when the run fails, leaving the retryable tool call alone', () => {
+    const { run, state, events } = runningRun();
+    const plan = planRunEnd(run, events.create('run.failed', { error: { message: 'boom' } }), statusIn(state));
+    expect(plan.settle).toEqual([]);
+    expect(ids(plan.terminate).sort()).toEqual([
+      'approval:a1',
+      'approval:a2',
+      'message:m1',
+      'task:k1',
+      'toolCall:t1',
+      'toolCall:t2',
+      'toolCall:t4',
+    ]);
+    expect(plan.problems.map((problem) => problem.code)).toEqual(Array(7).fill('active_entities_at_terminal'));
+    expect(run.live.has(run.entities.toolCall.get('t5') as EntityHandle)).toBe(true);
+  });
+
+  it('asks statusOf for the status of a listed entity whose actor is gone', () => {
+    const { run, events } = runningRun();
+    const asked: string[] = [];
+    const plan = planRunEnd(run, events.create('run.completed', { pendingToolCallIds: ['t3'] }), (kind, key) => {
+      asked.push(`${kind}|${key}`);
+      return 'gone';
+    });
+    expect(asked).toEqual([`toolCall|${getAgentEntityKey('r1', 't3')}`]);
+    expect(plan.problems[0]).toMatchObject({ code: 'invalid_transition', entityId: 't3', state: 'gone' });
+  });
+});
