@@ -1,7 +1,7 @@
 import { assertEvent, type EventObject } from 'xstate';
 import type { AgentErrorInfo } from '../protocol/eventSchemas';
 import type { AgentEntityBase } from './agentState';
-import { cancelEntity, failEntity, RUN_TERMINATED_REASON } from './entityUpdates';
+import { cancelEntity, failEntity, RUN_TERMINATED_REASON, withDefined, withMeta } from './entityUpdates';
 
 type Entity = AgentEntityBase & { status: string };
 type Assigner<Record extends Entity> = (args: { context: { entity: Record }; event: EventObject }) => Record;
@@ -33,6 +33,22 @@ export function cancelledBy<Record extends Entity>(type: `${string}.cancelled`):
     assertEvent(event, type);
     const cancellation = event as EventObject & { payload: { reason?: string }; timestamp: number };
     return cancelEntity(context.entity, cancellation.payload.reason, cancellation.timestamp);
+  };
+}
+
+/** The assigner of a `<kind>.completed` event that carries a `result` (tool calls, tasks), with its meta. */
+export function completedWithResult<Record extends Entity & { result?: unknown }>(
+  type: `${string}.completed`,
+): Assigner<Record> {
+  return ({ context, event }) => {
+    assertEvent(event, type);
+    const completion = event as EventObject & {
+      payload: { result?: unknown };
+      timestamp: number;
+      meta?: { [key: string]: unknown };
+    };
+    const completed = { status: 'completed', result: completion.payload.result, updatedAt: completion.timestamp };
+    return withMeta(withDefined(context.entity, completed as Partial<Record>), completion.meta);
   };
 }
 

@@ -2,8 +2,16 @@ import { assertEvent, assign, setup } from 'xstate';
 import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentTaskState } from './agentState';
-import { cancelledBy, FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
-import { type StoreTerminateEvent, withDefined, withMeta } from './entityUpdates';
+import {
+  cancelledBy,
+  completedWithResult,
+  FINAL_STATES,
+  failedBy,
+  hasStatus,
+  restoreFinalStates,
+  terminated,
+} from './entityLifecycle';
+import { type StoreTerminateEvent, withDefined } from './entityUpdates';
 
 export type TaskMachineEvent =
   | AgentEventOf<'task.updated' | 'task.completed' | 'task.failed' | 'task.cancelled'>
@@ -25,19 +33,7 @@ export const taskMachine = setup({
         return withDefined(context.entity, { title, description, progress, data, updatedAt: event.timestamp });
       },
     }),
-    complete: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'task.completed');
-        return withMeta(
-          withDefined(context.entity, {
-            status: 'completed',
-            result: event.payload.result,
-            updatedAt: event.timestamp,
-          }),
-          event.meta,
-        );
-      },
-    }),
+    complete: assign({ entity: completedWithResult<AgentTaskState>('task.completed') }),
     fail: assign({ entity: failedBy<AgentTaskState>('task.failed') }),
     cancel: assign({ entity: cancelledBy<AgentTaskState>('task.cancelled') }),
     terminate: assign({ entity: terminated<AgentTaskState>() }),

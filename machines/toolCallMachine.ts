@@ -3,8 +3,16 @@ import { AGENT_ENTITY_KIND_TABLE } from '../protocol/agentEntityKinds';
 import type { AgentEventOf } from '../protocol/eventSchemas';
 import type { AgentToolCallState } from './agentState';
 import type { CommandMachineEvent } from './commandEvents';
-import { cancelledBy, FINAL_STATES, failedBy, hasStatus, restoreFinalStates, terminated } from './entityLifecycle';
-import { type StoreCommandSettledEvent, type StoreTerminateEvent, withDefined, withMeta } from './entityUpdates';
+import {
+  cancelledBy,
+  completedWithResult,
+  FINAL_STATES,
+  failedBy,
+  hasStatus,
+  restoreFinalStates,
+  terminated,
+} from './entityLifecycle';
+import type { StoreCommandSettledEvent, StoreTerminateEvent } from './entityUpdates';
 
 /** Sent by the store when a run ends listing this tool in `pendingToolCallIds`. */
 export interface StoreSettlePendingEvent {
@@ -87,19 +95,7 @@ export const toolCallMachine = setup({
         return { ...context.entity, status: 'running', updatedAt: event.timestamp };
       },
     }),
-    complete: assign({
-      entity: ({ context, event }) => {
-        assertEvent(event, 'tool.completed');
-        return withMeta(
-          withDefined(context.entity, {
-            status: 'completed',
-            result: event.payload.result,
-            updatedAt: event.timestamp,
-          }),
-          event.meta,
-        );
-      },
-    }),
+    complete: assign({ entity: completedWithResult<AgentToolCallState>('tool.completed') }),
     fail: assign({ entity: failedBy<AgentToolCallState>('tool.failed') }),
     cancel: assign({ entity: cancelledBy<AgentToolCallState>('tool.cancelled') }),
     terminate: assign({ entity: terminated<AgentToolCallState>() }),
