@@ -14,6 +14,9 @@ export type { AgentRunClosing } from './AgentRunTracker';
 export { AgentRunTracker } from './AgentRunTracker';
 export type { AgentRunEmitter } from './createAgentRunEmitter';
 export { createAgentRunEmitter } from './createAgentRunEmitter';
+export type { AgentProviderDefinition, AgentProviderRunContext } from './defineAgentProvider';
+export { defineAgentProvider } from './defineAgentProvider';
+export type { AgentEventTypeGroup } from './eventTypeGroups';
 export { AGENT_EVENT_TYPE_GROUPS, eventTypesOf } from './eventTypeGroups';
 export type {
   LocalAgentContext,
