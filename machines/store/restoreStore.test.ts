@@ -13,6 +13,7 @@ const key = getAgentEntityKey;
 /**
  * r1 running (message m1 streaming, reasoning th1 completed), r2 completed, r3 failed,
  * r4 completed waiting on tool call t1 and approval a1 (its tool call t2 was terminated),
+ * r5 completed with its one pending tool call since completed,
  * and issues: an invalid event of r1, the entities r3 and r4 closed at their ends, an event
  * of r9, which never started.
  */
@@ -22,6 +23,7 @@ function replayedState(): AgentState {
   const r2 = runEvents('r2');
   const r3 = runEvents('r3');
   const r4 = runEvents('r4');
+  const r5 = runEvents('r5');
   store.batch([
     r1.create('run.started', {}),
     r1.create('message.started', { messageId: 'm1', role: 'assistant' }),
@@ -41,6 +43,10 @@ function replayedState(): AgentState {
     r4.create('tool.requested', { toolCallId: 't2', name: 'b', arguments: '{}' }),
     r4.create('approval.requested', { approvalId: 'a1' }),
     r4.create('run.completed', { pendingToolCallIds: ['t1'], pendingApprovalIds: ['a1'] }),
+    r5.create('run.started', {}),
+    r5.create('tool.requested', { toolCallId: 't1', name: 'a', arguments: '{}' }),
+    r5.create('run.completed', { pendingToolCallIds: ['t1'] }),
+    r5.create('tool.completed', { toolCallId: 't1', result: 1 }),
     runEvents('r9').create('message.started', { messageId: 'm1', role: 'assistant' }),
   ]);
   return store.getSnapshot();
@@ -48,8 +54,9 @@ function replayedState(): AgentState {
 
 /** The snapshot of an entity's actor; fails the test when it has none. */
 function actorSnapshot(handle: EntityHandle | undefined) {
-  expect(handle?.ref).toBeDefined();
-  return (handle?.ref as AnyActorRef).getSnapshot();
+  const ref = handle?.ref;
+  if (ref === undefined) throw new Error(`${handle?.actorId ?? 'the entity'} has no actor`);
+  return (ref as AnyActorRef).getSnapshot();
 }
 
 const liveIds = (run: RunHandle) => [...run.live].map((handle) => `${handle.kind}:${handle.id}`).sort();
@@ -62,21 +69,27 @@ describe('restoreStore', () => {
       r2: 'completed',
       r3: 'failed',
       r4: 'completed',
+      r5: 'completed',
     });
     const { runs, session, projection } = restoreStore(state, undefined);
     const status = (runId: string) => runs.get(runId)?.status;
-    expect([status('r1'), status('r2'), status('r3'), status('r4'), status('r9')]).toEqual([
+    expect([status('r1'), status('r2'), status('r3'), status('r4'), status('r5'), status('r9')]).toEqual([
       'running',
       'ended',
       'ended',
       'waiting',
+      'ended',
       'unknown',
     ]);
     expect(Object.keys(session.getSnapshot().children).sort()).toEqual(['run:r1', 'run:r4']);
     expect(runs.get('r1')?.ref?.getSnapshot().context.run).toEqual(state.runs.r1);
     expect(runs.get('r4')?.ref?.getSnapshot().context.run).toEqual(state.runs.r4);
+    expect(runs.get('r4')?.ref?.getSnapshot().hasTag('waiting')).toBe(true);
+    expect(runs.get('r1')?.ref?.getSnapshot().hasTag('active')).toBe(true);
     expect(runs.get('r2')?.ref).toBeUndefined();
     expect(runs.get('r3')?.ref).toBeUndefined();
+    expect(runs.get('r5')?.ref).toBeUndefined();
+    expect(runs.get('r5')?.live.size).toBe(0);
     expect(runs.get('r1')?.sessionId).toBe('s1');
     expect(runs.get('r9')?.sessionId).toBe('');
     expect(projection.read()).toBe(state);
@@ -122,9 +135,9 @@ describe('restoreStore', () => {
     const points = Object.fromEntries(
       [...runs.values()].map((run) => [run.runId, [run.lastSequence, run.restoredSequence]]),
     );
-    expect(state.lastSequenceByRun).toEqual({ r1: 5, r2: 4, r3: 3, r4: 5 });
+    expect(state.lastSequenceByRun).toEqual({ r1: 5, r2: 4, r3: 3, r4: 5, r5: 4 });
     // r9 is known only from an issue whose refusal did not move its sequence: it has no restore point.
-    expect(points).toEqual({ r1: [5, 5], r2: [4, 4], r3: [3, 3], r4: [5, 5], r9: [-1, -1] });
+    expect(points).toEqual({ r1: [5, 5], r2: [4, 4], r3: [3, 3], r4: [5, 5], r5: [4, 4], r9: [-1, -1] });
     expect([...runs.values()].every((run) => !run.sequenceDirty)).toBe(true);
   });
 
