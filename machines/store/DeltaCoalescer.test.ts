@@ -89,5 +89,12 @@ describe('DeltaCoalescer', () => {
     coalescer.flush();
     expect(send).not.toHaveBeenCalled();
     expect(record).not.toHaveBeenCalled();
+    // The handle holds nothing stale: a later delta is queued and sent alone.
+    expect([handle.pendingDelta, handle.pendingEvent]).toEqual([[], undefined]);
+    const [b] = deltas('m1', 'b') as [AgentEvent];
+    coalescer.push(handle, b, 'b');
+    coalescer.flush();
+    expect(send).toHaveBeenCalledTimes(1);
+    expect(send.mock.calls[0]?.[0]).toMatchObject({ payload: { delta: 'b' } });
   });
 });

@@ -43,8 +43,12 @@ export class DeltaCoalescer {
     for (const handle of handles) this.flushEntity(handle);
   }
 
-  /** Forgets pending deltas (the store is being rebuilt). */
+  /** Forgets pending deltas, on the handles too (the store is being rebuilt or destroyed). */
   clear(): void {
+    for (const handle of this.pending) {
+      handle.pendingDelta.length = 0;
+      handle.pendingEvent = undefined;
+    }
     this.pending = [];
   }
 }
