@@ -1,4 +1,4 @@
-import type { BaseEvent } from '@ag-ui/core';
+import type { AGUIEvent } from '@ag-ui/core';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
 
 export type LaneKind = 'text' | 'tool' | 'reasoning';
@@ -18,12 +18,16 @@ export interface AgUIContextState {
   serverRun: { threadId: string; runId: string } | undefined;
 }
 
-/** An AG-UI event after validation, read field by field. */
-export type AnyAgUIEvent = BaseEvent & Record<string, unknown>;
+/**
+ * The subagent an event belongs to, if any. RUN_* and MESSAGES_SNAPSHOT declare no
+ * `subagentRunId`, but AG-UI's schema keeps unknown fields, so one sent there still counts.
+ */
+export function subagentRunIdOf(event: AGUIEvent): string | undefined {
+  return 'subagentRunId' in event && typeof event.subagentRunId === 'string' ? event.subagentRunId : undefined;
+}
 
 /** Meta that marks an entity as a subagent's. */
-export function subagentMeta(event: AnyAgUIEvent): { meta: Record<string, unknown> } | undefined {
-  return typeof event.subagentRunId === 'string'
-    ? { meta: { agui: { subagentRunId: event.subagentRunId } } }
-    : undefined;
+export function subagentMeta(event: AGUIEvent): { meta: Record<string, unknown> } | undefined {
+  const subagentRunId = subagentRunIdOf(event);
+  return subagentRunId === undefined ? undefined : { meta: { agui: { subagentRunId } } };
 }

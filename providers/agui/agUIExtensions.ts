@@ -1,9 +1,10 @@
-import type { AgentEvent, AgentEventPayloadMap, JsonPatchOperation } from '../../protocol/eventSchemas';
+import type { AGUIEvent } from '@ag-ui/core';
+import type { AgentEvent, AgentEventPayloadMap } from '../../protocol/eventSchemas';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
-import { type AnyAgUIEvent, subagentMeta } from './agUIContext';
+import { subagentMeta } from './agUIContext';
 
 /** An AG-UI event's own fields, without the envelope ones (`type`, `timestamp`, `rawEvent`). */
-function fieldsOf(event: AnyAgUIEvent): Record<string, unknown> {
+function fieldsOf(event: AGUIEvent): Record<string, unknown> {
   const { type: _type, timestamp: _timestamp, rawEvent: _rawEvent, ...fields } = event;
   return fields;
 }
@@ -13,7 +14,7 @@ function fieldsOf(event: AnyAgUIEvent): Record<string, unknown> {
  * `agui.subagent_started`, ...), ACTIVITY_SNAPSHOT and ACTIVITY_DELTA as `activity.*`:
  * they stay in the run's order and land in AgentState.
  */
-export function mapExtension(event: AnyAgUIEvent, events: AgentRunEmitter): AgentEvent[] {
+export function mapExtension(event: AGUIEvent, events: AgentRunEmitter): AgentEvent[] {
   const extra = subagentMeta(event);
   switch (event.type) {
     case 'CUSTOM':
@@ -38,14 +39,14 @@ export function mapExtension(event: AnyAgUIEvent, events: AgentRunEmitter): Agen
     case 'SUBAGENT_ERROR':
       return [
         events.emit('extension.emitted', {
-          name: `agui.${event.type.toLowerCase()}` as `agui.${string}`,
+          name: `agui.${event.type.toLowerCase()}`,
           data: fieldsOf(event),
         }),
       ];
     case 'ACTIVITY_SNAPSHOT': {
       const payload: AgentEventPayloadMap['activity.snapshot'] = {
-        activityId: event.messageId as string,
-        activityType: event.activityType as string,
+        activityId: event.messageId,
+        activityType: event.activityType,
         content: event.content,
       };
       if (typeof event.replace === 'boolean') payload.replace = event.replace;
@@ -56,9 +57,9 @@ export function mapExtension(event: AnyAgUIEvent, events: AgentRunEmitter): Agen
         events.emit(
           'activity.delta',
           {
-            activityId: event.messageId as string,
-            activityType: event.activityType as string,
-            patch: event.patch as JsonPatchOperation[],
+            activityId: event.messageId,
+            activityType: event.activityType,
+            patch: event.patch,
           },
           extra,
         ),

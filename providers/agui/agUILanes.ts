@@ -1,5 +1,6 @@
+import type { ReasoningMessageChunkEvent, TextMessageChunkEvent, ToolCallChunkEvent } from '@ag-ui/core';
 import type { AgentEvent } from '../../protocol/eventSchemas';
-import type { AgUIContextState, AnyAgUIEvent, LaneKind } from './agUIContext';
+import type { AgUIContextState, LaneKind } from './agUIContext';
 import { AgUIEventError } from './parseAgUIEvent';
 
 export function lanesToClose(context: AgUIContextState, lane: string): AgentEvent[] {
@@ -26,7 +27,7 @@ export function closeAllLanes(context: AgUIContextState): AgentEvent[] {
 
 /** Expands TEXT_MESSAGE_CHUNK, TOOL_CALL_CHUNK and REASONING_MESSAGE_CHUNK with AG-UI's lane rules. */
 export function mapChunk(
-  event: AnyAgUIEvent,
+  event: TextMessageChunkEvent | ToolCallChunkEvent | ReasoningMessageChunkEvent,
   context: AgUIContextState,
   lane: string,
   extra: { meta: Record<string, unknown> } | undefined,
@@ -34,7 +35,7 @@ export function mapChunk(
   const { events } = context;
   const kind: LaneKind =
     event.type === 'TEXT_MESSAGE_CHUNK' ? 'text' : event.type === 'TOOL_CALL_CHUNK' ? 'tool' : 'reasoning';
-  const id = (kind === 'tool' ? event.toolCallId : event.messageId) as string | undefined;
+  const id = event.type === 'TOOL_CALL_CHUNK' ? event.toolCallId : event.messageId;
   const open = context.lanes.get(lane);
   const out: AgentEvent[] = [];
   let current = open;
@@ -51,11 +52,11 @@ export function mapChunk(
     }
     current = { kind, id };
     context.lanes.set(lane, current);
-    if (kind === 'text') {
+    if (event.type === 'TEXT_MESSAGE_CHUNK') {
       context.knownMessages.add(id);
-      const role = (event.role as 'user' | 'assistant' | 'system' | 'developer' | undefined) ?? 'assistant';
+      const role = event.role ?? 'assistant';
       out.push(events.emit('message.started', { messageId: id, role }, extra));
-    } else if (kind === 'reasoning') {
+    } else if (event.type === 'REASONING_MESSAGE_CHUNK') {
       out.push(events.emit('reasoning.started', { reasoningId: id }, extra));
     } else {
       if (typeof event.toolCallName !== 'string') {

@@ -1,6 +1,7 @@
+import type { Message as AgUIMessage, MessagesSnapshotEvent, ToolCall } from '@ag-ui/core';
 import type { AgentContentPart, AgentMessageContent } from '../../protocol/contentSchemas';
 import type { AgentEvent } from '../../protocol/eventSchemas';
-import type { AgUIContextState, AnyAgUIEvent } from './agUIContext';
+import type { AgUIContextState } from './agUIContext';
 import { AgUIEventError } from './parseAgUIEvent';
 
 /** AG-UI message content as ours: text parts stay text, other parts become `agui.*` parts. */
@@ -13,15 +14,19 @@ export function contentOf(content: unknown): AgentMessageContent {
   });
 }
 
+/** A message's tool calls: AG-UI gives them to assistant messages only. */
+function toolCallsOf(message: AgUIMessage): ToolCall[] {
+  return message.role === 'assistant' ? (message.toolCalls ?? []) : [];
+}
+
 /**
  * Throws when a snapshot message or tool call has an empty id or tool name. Checked for the
  * whole snapshot before any of it is emitted.
  */
-export function checkSnapshotNames(snapshot: AnyAgUIEvent): void {
-  for (const [index, message] of (snapshot.messages as AnyAgUIEvent[]).entries()) {
+export function checkSnapshotNames(snapshot: MessagesSnapshotEvent): void {
+  for (const [index, message] of snapshot.messages.entries()) {
     if (message.id === '') throw new AgUIEventError(snapshot.type, `messages.${index}.id`, 'is empty', snapshot);
-    const calls = (message.toolCalls as Array<{ id: string; function: { name: string } }> | undefined) ?? [];
-    for (const [call, toolCall] of calls.entries()) {
+    for (const [call, toolCall] of toolCallsOf(message).entries()) {
       const at = `messages.${index}.toolCalls.${call}`;
       if (toolCall.id === '') throw new AgUIEventError(snapshot.type, `${at}.id`, 'is empty', snapshot);
       if (toolCall.function.name === '')
@@ -31,16 +36,16 @@ export function checkSnapshotNames(snapshot: AnyAgUIEvent): void {
 }
 
 /** Emits a message already complete (from MESSAGES_SNAPSHOT), unless the caller already has it. */
-export function hydrateMessage(context: AgUIContextState, message: AnyAgUIEvent): AgentEvent[] {
+export function hydrateMessage(context: AgUIContextState, message: AgUIMessage): AgentEvent[] {
   const { events } = context;
-  const id = message.id as string;
+  const id = message.id;
   if (context.knownMessages.has(id)) return [];
   context.knownMessages.add(id);
   const out: AgentEvent[] = [];
   switch (message.role) {
     case 'reasoning':
       out.push(
-        events.emit('reasoning.started', { reasoningId: id, content: String(message.content ?? '') }),
+        events.emit('reasoning.started', { reasoningId: id, content: message.content }),
         events.emit('reasoning.completed', { reasoningId: id }),
       );
       return out;
@@ -48,7 +53,7 @@ export function hydrateMessage(context: AgUIContextState, message: AnyAgUIEvent)
       out.push(
         events.emit('activity.snapshot', {
           activityId: id,
-          activityType: String(message.activityType),
+          activityType: message.activityType,
           content: message.content,
         }),
       );
@@ -59,18 +64,22 @@ export function hydrateMessage(context: AgUIContextState, message: AnyAgUIEvent)
           messageId: id,
           role: 'tool',
           content: contentOf(message.content),
-          toolCallId: message.toolCallId as string,
+          toolCallId: message.toolCallId,
         }),
       );
       break;
     default: {
-      const role = message.role as 'user' | 'assistant' | 'system' | 'developer';
-      out.push(events.emit('message.started', { messageId: id, role, content: contentOf(message.content ?? '') }));
+      out.push(
+        events.emit('message.started', {
+          messageId: id,
+          role: message.role,
+          content: contentOf(message.content ?? ''),
+        }),
+      );
     }
   }
   out.push(events.emit('message.completed', { messageId: id }));
-  for (const call of (message.toolCalls as Array<{ id: string; function: { name: string; arguments: string } }>) ??
-    []) {
+  for (const call of toolCallsOf(message)) {
     if (context.toolCalls.includes(call.id)) continue;
     context.toolCalls.push(call.id);
     out.push(

@@ -1,10 +1,10 @@
-import type { AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
-import type { AgentRunEmitter } from '../createAgentRunEmitter';
-import type { AgUIContextState, AnyAgUIEvent } from './agUIContext';
+import type { RunFinishedEvent, TokenUsage } from '@ag-ui/core';
+import type { AgentEvent, AgentEventPayloadMap, AgentUsage } from '../../protocol/eventSchemas';
+import type { AgUIContextState } from './agUIContext';
 import { AgUIEventError } from './parseAgUIEvent';
 
 /** Our usage counters and the AG-UI `TokenUsage` fields they sum. */
-const USAGE_FIELDS: ReadonlyArray<[keyof AgentUsage, string]> = [
+const USAGE_FIELDS: ReadonlyArray<[keyof AgentUsage, Exclude<keyof TokenUsage, 'provider' | 'model'>]> = [
   ['inputTokens', 'inputTokens'],
   ['outputTokens', 'outputTokens'],
   ['totalTokens', 'totalTokens'],
@@ -13,12 +13,12 @@ const USAGE_FIELDS: ReadonlyArray<[keyof AgentUsage, string]> = [
   ['cacheWriteTokens', 'cacheWriteInputTokens'],
 ];
 
-function count(value: unknown): number | undefined {
-  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
+function count(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 /** An entry's total: its own, or input plus output when it gives both, so the sum covers every entry. */
-function entryTotal(entry: Record<string, unknown>): number | undefined {
+function entryTotal(entry: TokenUsage): number | undefined {
   const total = count(entry.totalTokens);
   if (total !== undefined) return total;
   const input = count(entry.inputTokens);
@@ -30,10 +30,7 @@ function entryTotal(entry: Record<string, unknown>): number | undefined {
  * AG-UI's usage entries (one per provider and model) summed into our counters; a counter
  * no entry reports stays absent. The entries themselves go to the event's `meta.agui.usage`.
  */
-export function usageOf(usage: unknown): AgentUsage | undefined {
-  const entries = (Array.isArray(usage) ? usage : [usage]).filter(
-    (entry): entry is Record<string, unknown> => typeof entry === 'object' && entry !== null,
-  );
+export function usageOf(entries: readonly TokenUsage[]): AgentUsage | undefined {
   const result: AgentUsage = {};
   for (const [field, wireField] of USAGE_FIELDS) {
     let sum: number | undefined;
@@ -54,15 +51,11 @@ function definedFields(source: Record<string, unknown>, fields: readonly string[
 }
 
 /** RUN_FINISHED: completed with output, usage and pending tool calls; interrupts become waiting approvals; `cancelled` cancels. */
-export function finishRun(event: AnyAgUIEvent, context: AgUIContextState): AgentEvent[] {
+export function finishRun(event: RunFinishedEvent, context: AgUIContextState): AgentEvent[] {
   const { events } = context;
-  const outcome = event.outcome as
-    | { type: 'success'; pendingToolCallIds?: string[] }
-    | { type: 'interrupt'; interrupts: Array<Record<string, unknown>> }
-    | { type: 'cancelled' }
-    | undefined;
+  const { outcome } = event;
   const agui: Record<string, unknown> = { threadId: event.threadId, runId: event.runId };
-  if (event.usage !== undefined && event.usage !== null) agui.usage = event.usage;
+  if (event.usage !== undefined) agui.usage = event.usage;
   const meta = { meta: { agui } };
   if (outcome?.type === 'cancelled') return events.close({ type: 'cancelled', reason: 'agui_cancelled' });
   // Checked before anything is emitted: an id names the entity a later answer refers to.
@@ -80,21 +73,21 @@ export function finishRun(event: AnyAgUIEvent, context: AgUIContextState): Agent
     pendingApprovalIds?: string[];
   } = {};
   if (event.result !== undefined) payload.output = event.result;
-  const usage = usageOf(event.usage);
+  const usage = event.usage === undefined ? undefined : usageOf(event.usage);
   if (usage !== undefined) payload.usage = usage;
   if (outcome?.type === 'interrupt') {
     payload.pendingApprovalIds = [];
     for (const interrupt of outcome.interrupts) {
-      const approval: Parameters<AgentRunEmitter['emit']>[1] & Record<string, unknown> = {
-        approvalId: interrupt.id as string,
-        description: (interrupt.message as string | undefined) ?? (interrupt.reason as string),
+      const approval: AgentEventPayloadMap['approval.requested'] = {
+        approvalId: interrupt.id,
+        description: interrupt.message ?? interrupt.reason,
         data: definedFields(interrupt, ['reason', 'responseSchema', 'metadata']),
       };
       if (typeof interrupt.toolCallId === 'string') approval.toolCallId = interrupt.toolCallId;
       const expiresAt = typeof interrupt.expiresAt === 'string' ? Date.parse(interrupt.expiresAt) : Number.NaN;
       if (Number.isFinite(expiresAt)) approval.expiresAt = expiresAt;
-      out.push(events.emit('approval.requested', approval as never));
-      payload.pendingApprovalIds.push(interrupt.id as string);
+      out.push(events.emit('approval.requested', approval));
+      payload.pendingApprovalIds.push(interrupt.id);
     }
   }
   // AG-UI's own rule: the outcome lists pending tool calls, or they are the calls that got no result.

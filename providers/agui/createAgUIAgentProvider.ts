@@ -1,4 +1,5 @@
 import type {
+  AGUIEvent,
   Context as AgUIContext,
   Message as AgUIMessage,
   Tool as AgUITool,
@@ -13,7 +14,7 @@ import type { AgentProvider } from '../AgentProvider';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
 import { defineAgentProvider } from '../defineAgentProvider';
 import { eventTypesOf } from '../eventTypeGroups';
-import { type AgUIContextState, type AnyAgUIEvent, subagentMeta } from './agUIContext';
+import { type AgUIContextState, subagentMeta, subagentRunIdOf } from './agUIContext';
 import { mapExtension } from './agUIExtensions';
 import { closeAllLanes, closeLaneThen, lanesToClose, mapChunk } from './agUILanes';
 import { checkSnapshotNames, contentOf, hydrateMessage } from './agUIMessages';
@@ -64,65 +65,60 @@ const AGUI_EVENT_TYPES = eventTypesOf(
 /** Fields that name an entity or a tool: empty, they name nothing, and later events could not refer to them. */
 const NAMING_FIELDS = ['messageId', 'toolCallId', 'toolCallName', 'activityType'] as const;
 
-function checkNames(event: AnyAgUIEvent): void {
+function checkNames(event: AGUIEvent): void {
+  // Read as a record: AG-UI's schema keeps unknown fields, and an empty name is refused on any event.
+  const fields: Readonly<Record<string, unknown>> = event;
   for (const field of NAMING_FIELDS) {
-    if (event[field] === '') throw new AgUIEventError(event.type, field, 'is empty', event);
+    if (fields[field] === '') throw new AgUIEventError(event.type, field, 'is empty', event);
   }
 }
 
 /** The three streamed deltas while no chunk stream is open: most events, mapped without detours. */
-function mapPlainDelta(event: AnyAgUIEvent, events: AgentRunEmitter): AgentEvent[] | undefined {
+function mapPlainDelta(event: AGUIEvent, events: AgentRunEmitter): AgentEvent[] | undefined {
   switch (event.type) {
     // An empty id falls through to the full mapping, which refuses it.
     case 'TEXT_MESSAGE_CONTENT':
       if (event.messageId === '') return undefined;
-      return [events.emit('message.delta', { messageId: event.messageId as string, delta: event.delta as string })];
+      return [events.emit('message.delta', { messageId: event.messageId, delta: event.delta })];
     case 'REASONING_MESSAGE_CONTENT':
       if (event.messageId === '') return undefined;
-      return [events.emit('reasoning.delta', { reasoningId: event.messageId as string, delta: event.delta as string })];
+      return [events.emit('reasoning.delta', { reasoningId: event.messageId, delta: event.delta })];
     case 'TOOL_CALL_ARGS':
       if (event.toolCallId === '') return undefined;
-      return [
-        events.emit('tool.arguments_delta', { toolCallId: event.toolCallId as string, delta: event.delta as string }),
-      ];
+      return [events.emit('tool.arguments_delta', { toolCallId: event.toolCallId, delta: event.delta })];
     default:
       return undefined;
   }
 }
 
-function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIAgentProviderOptions): AgentEvent[] {
+function mapEvent(event: AGUIEvent, context: AgUIContextState, options: AgUIAgentProviderOptions): AgentEvent[] {
   const { events } = context;
   if (context.lanes.size === 0) {
     const mapped = mapPlainDelta(event, events);
     if (mapped !== undefined) return mapped;
   }
   checkNames(event);
-  const lane = typeof event.subagentRunId === 'string' ? event.subagentRunId : '';
+  const lane = subagentRunIdOf(event) ?? '';
   const extra = subagentMeta(event);
   switch (event.type) {
     case 'TEXT_MESSAGE_START': {
-      context.knownMessages.add(event.messageId as string);
-      const role = (event.role as 'user' | 'assistant' | 'system' | 'developer' | undefined) ?? 'assistant';
-      const payload: { messageId: string; role: typeof role; name?: string } = {
-        messageId: event.messageId as string,
-        role,
-      };
+      context.knownMessages.add(event.messageId);
+      const role = event.role ?? 'assistant';
+      const payload: { messageId: string; role: typeof role; name?: string } = { messageId: event.messageId, role };
       if (typeof event.name === 'string') payload.name = event.name;
       return closeLaneThen(context, lane, () => events.emit('message.started', payload, extra));
     }
     case 'TEXT_MESSAGE_CONTENT':
       return closeLaneThen(context, lane, () =>
-        events.emit('message.delta', { messageId: event.messageId as string, delta: event.delta as string }),
+        events.emit('message.delta', { messageId: event.messageId, delta: event.delta }),
       );
     case 'TEXT_MESSAGE_END':
-      return closeLaneThen(context, lane, () =>
-        events.emit('message.completed', { messageId: event.messageId as string }),
-      );
+      return closeLaneThen(context, lane, () => events.emit('message.completed', { messageId: event.messageId }));
     case 'TOOL_CALL_START': {
-      context.toolCalls.push(event.toolCallId as string);
+      context.toolCalls.push(event.toolCallId);
       const payload: { toolCallId: string; name: string; messageId?: string } = {
-        toolCallId: event.toolCallId as string,
-        name: event.toolCallName as string,
+        toolCallId: event.toolCallId,
+        name: event.toolCallName,
       };
       if (typeof event.parentMessageId === 'string' && event.parentMessageId !== '')
         payload.messageId = event.parentMessageId;
@@ -130,17 +126,17 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
     }
     case 'TOOL_CALL_ARGS':
       return closeLaneThen(context, lane, () =>
-        events.emit('tool.arguments_delta', { toolCallId: event.toolCallId as string, delta: event.delta as string }),
+        events.emit('tool.arguments_delta', { toolCallId: event.toolCallId, delta: event.delta }),
       );
     case 'TOOL_CALL_END':
       return closeLaneThen(context, lane, () =>
-        events.emit('tool.arguments_completed', { toolCallId: event.toolCallId as string }),
+        events.emit('tool.arguments_completed', { toolCallId: event.toolCallId }),
       );
     case 'TOOL_CALL_RESULT': {
-      context.toolResults.add(event.toolCallId as string);
+      context.toolResults.add(event.toolCallId);
       const content = event.content;
       return closeLaneThen(context, lane, () =>
-        events.emit('tool.completed', { toolCallId: event.toolCallId as string, result: content }),
+        events.emit('tool.completed', { toolCallId: event.toolCallId, result: content }),
       );
     }
     case 'TEXT_MESSAGE_CHUNK':
@@ -149,26 +145,24 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
       return mapChunk(event, context, lane, extra);
     case 'REASONING_MESSAGE_START':
       return closeLaneThen(context, lane, () =>
-        events.emit('reasoning.started', { reasoningId: event.messageId as string }, extra),
+        events.emit('reasoning.started', { reasoningId: event.messageId }, extra),
       );
     case 'REASONING_MESSAGE_CONTENT':
       return closeLaneThen(context, lane, () =>
-        events.emit('reasoning.delta', { reasoningId: event.messageId as string, delta: event.delta as string }),
+        events.emit('reasoning.delta', { reasoningId: event.messageId, delta: event.delta }),
       );
     case 'REASONING_MESSAGE_END':
-      return closeLaneThen(context, lane, () =>
-        events.emit('reasoning.completed', { reasoningId: event.messageId as string }),
-      );
+      return closeLaneThen(context, lane, () => events.emit('reasoning.completed', { reasoningId: event.messageId }));
     case 'REASONING_START':
     case 'REASONING_END':
       // The reasoning phase itself carries no content; its messages are the entities.
       return lanesToClose(context, lane);
     case 'REASONING_ENCRYPTED_VALUE': {
-      const reasoningId = `encrypted:${String(event.entityId)}`;
+      const reasoningId = `encrypted:${event.entityId}`;
       return [
         events.emit(
           'reasoning.started',
-          { reasoningId, redacted: true, content: event.encryptedValue as string },
+          { reasoningId, redacted: true, content: event.encryptedValue },
           {
             meta: { agui: { subtype: event.subtype, entityId: event.entityId } },
           },
@@ -179,12 +173,12 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
     case 'STEP_STARTED': {
       context.stepCount += 1;
       const taskId = `step-${context.stepCount}`;
-      const name = event.stepName as string;
+      const name = event.stepName;
       context.openSteps.set(name, [...(context.openSteps.get(name) ?? []), taskId]);
       return closeLaneThen(context, lane, () => events.emit('task.created', { taskId, title: name }, extra));
     }
     case 'STEP_FINISHED': {
-      const open = context.openSteps.get(event.stepName as string) ?? [];
+      const open = context.openSteps.get(event.stepName) ?? [];
       const taskId = open.pop();
       if (taskId === undefined) return lanesToClose(context, lane);
       return closeLaneThen(context, lane, () => events.emit('task.completed', { taskId }));
@@ -192,20 +186,17 @@ function mapEvent(event: AnyAgUIEvent, context: AgUIContextState, options: AgUIA
     case 'STATE_SNAPSHOT':
       return closeLaneThen(context, lane, () => events.emit('state.snapshot', { snapshot: event.snapshot }));
     case 'STATE_DELTA':
-      return closeLaneThen(context, lane, () => events.emit('state.delta', { patch: event.delta as never }));
+      return closeLaneThen(context, lane, () => events.emit('state.delta', { patch: event.delta }));
     case 'MESSAGES_SNAPSHOT':
       checkSnapshotNames(event);
-      return [
-        ...closeAllLanes(context),
-        ...(event.messages as AnyAgUIEvent[]).flatMap((message) => hydrateMessage(context, message)),
-      ];
+      return [...closeAllLanes(context), ...event.messages.flatMap((message) => hydrateMessage(context, message))];
     case 'RUN_STARTED':
-      context.serverRun = { threadId: event.threadId as string, runId: event.runId as string };
+      context.serverRun = { threadId: event.threadId, runId: event.runId };
       return closeAllLanes(context);
     case 'RUN_FINISHED':
       return [...closeAllLanes(context), ...finishRun(event, context)];
     case 'RUN_ERROR': {
-      const error: { message: string; code?: string } = { message: event.message as string };
+      const error: { message: string; code?: string } = { message: event.message };
       if (typeof event.code === 'string') error.code = event.code;
       return [...closeAllLanes(context), ...events.close({ type: 'failed', error })];
     }
@@ -298,7 +289,7 @@ export function createAgUIAgentProvider(
       if (input.resume !== undefined) request.resume = input.resume;
       return request;
     },
-    transformChunk: (chunk, context) => mapEvent(readAgUIChunk(chunk) as AnyAgUIEvent, context, options),
+    transformChunk: (chunk, context) => mapEvent(readAgUIChunk(chunk), context, options),
     // Chunk streams AG-UI leaves open end with the stream; the run itself did not finish.
     finish: closeAllLanes,
     incompleteStream: {

@@ -1,4 +1,4 @@
-import type { BaseEvent } from '@ag-ui/core';
+import type { AGUIEvent, ReasoningMessageContentEvent, TextMessageContentEvent, ToolCallArgsEvent } from '@ag-ui/core';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { AgentError } from '../../protocol/errors';
 
@@ -22,13 +22,19 @@ export class AgUIEventError extends AgentError {
   declare static isInstance: (value: unknown) => value is AgUIEventError;
 }
 
+type PlainDelta = TextMessageContentEvent | ReasoningMessageContentEvent | ToolCallArgsEvent;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /**
  * The three streamed delta events in their plain shape (`type`, id, `delta`, an optional
  * integer `timestamp`, nothing else) are accepted without zod: AG-UI's schema would accept
  * them too (a property test holds this), and it costs several times the rest of the
  * pipeline per delta. Everything else goes through `@ag-ui/core`'s schema.
  */
-function isPlainDelta(event: Record<string, unknown>): boolean {
+function isPlainDelta(event: Record<string, unknown>): event is PlainDelta {
   // Comparisons, not a lookup table: a keyed load with a string from JSON costs more.
   const type = event.type;
   let idField: string;
@@ -51,19 +57,14 @@ function isPlainDelta(event: Record<string, unknown>): boolean {
 }
 
 /** Validates one AG-UI event with `@ag-ui/core`'s schema; unknown fields are kept, as AG-UI does. */
-export function parseAgUIEvent(value: unknown): BaseEvent {
-  if (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    isPlainDelta(value as Record<string, unknown>)
-  ) {
-    return value as BaseEvent;
-  }
+export function parseAgUIEvent(value: unknown): AGUIEvent {
+  if (isRecord(value) && isPlainDelta(value)) return value;
   const result = EventSchema.safeParse(value);
-  if (result.success) return result.data as BaseEvent;
+  // zod types an optional field as `T | undefined`, which `exactOptionalPropertyTypes` tells
+  // apart from the `?: T` of `@ag-ui/core`'s `Event`; both are generated from one spec.
+  if (result.success) return result.data as AGUIEvent;
   const issue = result.error.issues[0];
-  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
+  const type = typeof value === 'object' && value !== null && 'type' in value ? value.type : undefined;
   throw new AgUIEventError(
     typeof type === 'string' ? type : undefined,
     issue?.path.map(String).join('.') ?? '',
@@ -73,14 +74,15 @@ export function parseAgUIEvent(value: unknown): BaseEvent {
 }
 
 /** An SSE frame's data (or an already parsed object, from a WebSocket say) as a validated AG-UI event. */
-export function readAgUIChunk(chunk: unknown): BaseEvent {
+export function readAgUIChunk(chunk: unknown): AGUIEvent {
   if (
     typeof chunk === 'object' &&
     chunk !== null &&
-    typeof (chunk as { data?: unknown }).data === 'string' &&
+    'data' in chunk &&
+    typeof chunk.data === 'string' &&
     !('type' in chunk)
   ) {
-    const data = (chunk as { data: string }).data;
+    const data = chunk.data;
     let parsed: unknown;
     try {
       parsed = JSON.parse(data);
