@@ -1,4 +1,5 @@
 import type { InspectionEvent } from 'xstate';
+import { AGENT_EVENT_ADMITTED, type AgentEventAdmission } from '../protocol/admittedEvents';
 import type { AgentCommand } from '../protocol/commandSchemas';
 import { AgentError, AgentProtocolError } from '../protocol/errors';
 import type { AgentEvent } from '../protocol/eventSchemas';
@@ -35,7 +36,11 @@ export interface AgentStoreOptions {
 export interface AgentStore {
   /** The current AgentState; the same object until something changes. */
   getSnapshot(): AgentState;
-  dispatch(event: unknown): void;
+  /**
+   * Applies one event. `admission` is `runAgentProvider`'s token that it has validated the
+   * event (`onEvent: store.dispatch` passes it); without it the event is checked in full.
+   */
+  dispatch(event: unknown, admission?: AgentEventAdmission): void;
   /** Applies events in order and notifies once. In strict mode it is atomic. */
   batch(events: readonly unknown[]): void;
   /** Rebuilds the store from an AgentState (a checkpoint's), or empties it. */
@@ -125,9 +130,9 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
    * and only here: a refusal throws in strict mode, and in record mode becomes an issue,
    * its event id remembered (and the run's sequence moved, when the refusal says so).
    */
-  function applyOne(input: unknown): boolean {
+  function applyOne(input: unknown, admitted = false): boolean {
     if (acceptStreamedDelta(core, input)) return true;
-    const admission = admitEvent(core, input);
+    const admission = admitEvent(core, input, admitted);
     const outcome = admission.kind === 'admitted' ? route(admission.event, admission.run) : admission;
     if (outcome.kind === 'absorbed') return false;
     if (outcome.kind === 'refused') {
@@ -172,9 +177,9 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       return upToDate().projection.read();
     },
 
-    dispatch(event) {
+    dispatch(event, admission) {
       assertAlive();
-      if (applyOne(event)) notify();
+      if (applyOne(event, admission === AGENT_EVENT_ADMITTED)) notify();
     },
 
     batch(events) {

@@ -1,19 +1,12 @@
-import type { AgentEvent } from './eventSchemas';
-
 /**
- * Events `runAgentProvider` has already validated (shape, run ownership, declared type,
- * sequence), by identity. The store checks an event once: one it finds here skips its
- * validation; one from anywhere else (a direct `store.dispatch`) is checked in full. A
- * WeakSet, so an event is forgotten with the event.
+ * The runner's word that it has already validated an event (shape, run ownership, declared
+ * type, sequence). `runAgentProvider` passes it as `onEvent`'s second argument, so
+ * `onEvent: store.dispatch` hands it to the store, which then skips its own schema check;
+ * an event dispatched without it (from anywhere else) is checked in full. A token, not a
+ * set of event objects: marking every streamed event in a WeakSet cost more than the
+ * check it saved.
  */
-const admitted = new WeakSet<object>();
+export const AGENT_EVENT_ADMITTED: unique symbol = Symbol('agentstate.eventAdmitted');
 
-/** Records that the runner has validated this event object. */
-export function markAgentEventAdmitted(event: AgentEvent): void {
-  admitted.add(event);
-}
-
-/** Whether this exact object was validated by the runner. */
-export function isAdmittedAgentEvent(value: unknown): value is AgentEvent {
-  return typeof value === 'object' && value !== null && admitted.has(value);
-}
+/** The type of the runner's token. */
+export type AgentEventAdmission = typeof AGENT_EVENT_ADMITTED;

@@ -1,4 +1,4 @@
-import { markAgentEventAdmitted } from '../protocol/admittedEvents';
+import { AGENT_EVENT_ADMITTED, type AgentEventAdmission } from '../protocol/admittedEvents';
 import { AGENT_EVENT_PROTOCOL, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
@@ -19,7 +19,11 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   /** One signal for user abort and unmount: the run ends `cancelled`. */
   signal?: AbortSignal;
   /** Receives every validated event, in order; what it throws is rethrown unchanged. */
-  onEvent: (event: AgentEvent) => void;
+  /**
+   * Receives every validated event. Its second argument is the runner's token that the
+   * event was checked, which `store.dispatch` takes so it does not check the event again.
+   */
+  onEvent: (event: AgentEvent, admission: AgentEventAdmission) => void;
   /** Called with a chunk's cursor once all of that chunk's events were dispatched. */
   onCursor?: (cursor: string) => void;
   /** Continue a run after a dropped connection, from a cursor, after its last sequence. */
@@ -151,10 +155,9 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
   const deliver = (events: readonly AgentEvent[]) => {
     for (const value of events) {
       const event = gate.admit(value);
-      // The store trusts what the runner checked and skips checking it again.
-      markAgentEventAdmitted(event);
       try {
-        onEvent(event);
+        // With the token, a store given this event skips checking it again.
+        onEvent(event, AGENT_EVENT_ADMITTED);
       } catch (error) {
         throw new ConsumerFailure(error);
       }

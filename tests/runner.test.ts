@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgentStore } from '../machines/createAgentStore';
-import { isAdmittedAgentEvent } from '../protocol/admittedEvents';
+import { AGENT_EVENT_ADMITTED } from '../protocol/admittedEvents';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
 import type { AgentProvider } from '../providers/AgentProvider';
 import { AgentProviderError } from '../providers/AgentProviderError';
@@ -392,7 +392,7 @@ describe('runAgentProvider error isolation', () => {
 });
 
 describe('runAgentProvider marks the events it admits', () => {
-  it('hands onEvent the very object the provider emitted, marked as admitted', async () => {
+  it('hands onEvent the very object the provider emitted, with its admission token', async () => {
     const provider = localProvider([{ delta: 'a' }, { done: true }]);
     const emitted: AgentEvent[] = [];
     const recording = {
@@ -410,8 +410,8 @@ describe('runAgentProvider marks the events it admits', () => {
       input: { prompt: 'hi' },
       sessionId: 's1',
       runId: 'r1',
-      onEvent: (event) => {
-        admittedOnArrival.push(isAdmittedAgentEvent(event));
+      onEvent: (event, admission) => {
+        admittedOnArrival.push(admission === AGENT_EVENT_ADMITTED);
         received.push(event);
       },
     });
@@ -422,7 +422,7 @@ describe('runAgentProvider marks the events it admits', () => {
     expect(admittedOnArrival).toEqual([true, true, true, true, true]);
   });
 
-  it('never marks an event it refuses', async () => {
+  it('never hands on an event it refuses', async () => {
     const provider = localProvider([{ delta: 'a' }]);
     const foreign = createAgentRunEmitter({ sessionId: 's1', runId: 'other', initialSequence: 10, now: Date.now }).emit(
       'message.delta',
@@ -439,7 +439,19 @@ describe('runAgentProvider marks the events it admits', () => {
     }).catch((caught: unknown) => caught);
     expect(AgentProviderError.isInstance(error) && error.event).toBe(foreign);
     expect(received).not.toContain(foreign);
-    expect(isAdmittedAgentEvent(foreign)).toBe(false);
-    expect(received.map((event) => isAdmittedAgentEvent(event))).toEqual([true, true, true, true]);
+    expect(received).toHaveLength(4);
+  });
+
+  it('with the token, the store does not validate an event again; without it, it does', () => {
+    const event = createAgentRunEmitter({ sessionId: 's1', runId: 'r1', initialSequence: 0, now: () => 1 }).emit(
+      'run.started',
+      { title: 7 as unknown as string },
+    );
+    const trusting = createAgentStore();
+    trusting.dispatch(event, AGENT_EVENT_ADMITTED);
+    expect(trusting.getSnapshot().runs.r1?.status).toBe('running');
+    const checking = createAgentStore();
+    checking.dispatch(event);
+    expect(checking.getSnapshot().issues.map((issue) => issue.code)).toEqual(['invalid_event']);
   });
 });

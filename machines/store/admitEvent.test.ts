@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { markAgentEventAdmitted } from '../../protocol/admittedEvents';
 import { runEvents } from '../../tests/support/events';
 import { type AgentState, createEmptyAgentState } from '../agentState';
 import { createAgentStore } from '../createAgentStore';
@@ -174,9 +173,6 @@ describe('admitEvent', () => {
     const core = coreOf(createEmptyAgentState());
     const event = runEvents('r1').create('run.started', { title: 42 as unknown as string });
     expect(admitEvent(core, event)).toMatchObject({ kind: 'refused', issue: { code: 'invalid_event' } });
-    markAgentEventAdmitted(event);
-    expect(admitEvent(core, event)).toEqual({ kind: 'admitted', event, run: undefined });
-    // The mark belongs to the object, not its shape.
-    expect(admitEvent(core, { ...event })).toMatchObject({ kind: 'refused', issue: { code: 'invalid_event' } });
+    expect(admitEvent(core, event, true)).toEqual({ kind: 'admitted', event, run: undefined });
   });
 });

@@ -1,4 +1,3 @@
-import { isAdmittedAgentEvent } from '../../protocol/admittedEvents';
 import { AGENT_ENTITY_EVENT_ROUTES } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { checkAgentEvent } from '../../protocol/parseAgentEvent';
@@ -17,12 +16,12 @@ export interface AdmittedEvent {
  * The checks every event passes before it is routed, as one decision: absorbed (a
  * redelivery, or an event a restored checkpoint already covers), refused (what is wrong,
  * and whether its id is remembered and its sequence counted), or admitted. An event
- * `runAgentProvider` has already validated skips the schema check.
+ * `runAgentProvider` has already validated (`admitted`) skips the schema check.
  */
-export function admitEvent(core: StoreCore, input: unknown): EventOutcome | AdmittedEvent {
+export function admitEvent(core: StoreCore, input: unknown, admitted = false): EventOutcome | AdmittedEvent {
   const run = hasIdentity(input) ? core.runs.get(input.runId) : undefined;
   if (run?.seen.has((input as AgentEvent).eventId)) return ABSORBED;
-  const failure = isAdmittedAgentEvent(input) ? undefined : checkAgentEvent(input);
+  const failure = admitted ? undefined : checkAgentEvent(input);
   if (failure !== undefined) {
     const issue = createIssue('invalid_event', `Invalid event: ${failure.message}`, describeInvalidEvent(input));
     // Remembered by id (under a run not known yet, if need be), so a redelivery is absorbed.
