@@ -46,9 +46,10 @@ export async function agentstate(format: 'agui' | 'openai', bytes: Uint8Array, m
     input: input as never,
     sessionId: 'bench',
     runId: 'run',
-    onEvent: (event) => {
+    // As `onEvent: store.dispatch` does: the runner's admission token goes to the store.
+    onEvent: (event, admission) => {
       events += 1;
-      store.dispatch(event);
+      store.dispatch(event, admission);
     },
   });
   const state = store.getSnapshot();

@@ -131,7 +131,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
    * its event id remembered (and the run's sequence moved, when the refusal says so).
    */
   function applyOne(input: unknown, admitted = false): boolean {
-    if (acceptStreamedDelta(core, input)) return true;
+    if (acceptStreamedDelta(core, input, admitted)) return true;
     const admission = admitEvent(core, input, admitted);
     const outcome = admission.kind === 'admitted' ? route(admission.event, admission.run) : admission;
     if (outcome.kind === 'absorbed') return false;

@@ -86,11 +86,11 @@ export function isAgentCommand(value: unknown): value is AgentCommand {
   return parseAgentCommand(value).success;
 }
 
-/** The payload field naming the entity of a streamed delta type, or undefined for other types. */
 // The three streamed delta types and their id fields, from the entity-kind table.
 const { message, toolCall, reasoning } = AGENT_ENTITY_KIND_TABLE;
 
-function deltaEntityField(type: unknown): string | undefined {
+/** The payload field naming the entity of a streamed delta type (`message.delta` -> `messageId`), or undefined. */
+export function deltaEntityField(type: unknown): string | undefined {
   // Comparisons, not a lookup table: a keyed load with a string from JSON costs more.
   if (type === message.delta) return message.idField;
   if (type === toolCall.delta) return toolCall.idField;

@@ -1,18 +1,20 @@
 import { AGENT_ENTITY_KIND_TABLE } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
-import { checkStreamedDelta } from '../../protocol/parseAgentEvent';
+import { checkStreamedDelta, deltaEntityField } from '../../protocol/parseAgentEvent';
 import type { StoreCore } from './storeCore';
 
 const { message, reasoning } = AGENT_ENTITY_KIND_TABLE;
 
 /**
- * The path most events take: a valid delta for a live entity that accepts deltas, in
+ * The path most events take: a valid delta (checked here, or by the runner that admitted
+ * it) for a live entity that accepts deltas, in
  * order, in a running run of its session. It joins the entity's pending text; the machine
  * gets the coalesced delta before anything reads or touches that entity. Anything else
  * returns false and takes the general path, which says what is wrong.
  */
-export function acceptStreamedDelta(core: StoreCore, input: unknown): boolean {
-  const field = checkStreamedDelta(input);
+export function acceptStreamedDelta(core: StoreCore, input: unknown, admitted: boolean): boolean {
+  // An event the runner admitted was checked there: only its kind is needed here.
+  const field = admitted ? deltaEntityField((input as AgentEvent).type) : checkStreamedDelta(input);
   if (field === undefined) return false;
   const event = input as AgentEvent & { payload: Record<string, string> };
   const run = core.runs.get(event.runId);

@@ -78,11 +78,11 @@ export function readAgUIChunk(chunk: unknown): AGUIEvent {
   if (
     typeof chunk === 'object' &&
     chunk !== null &&
-    'data' in chunk &&
-    typeof chunk.data === 'string' &&
+    // A property read, not `'data' in chunk`: this runs once per streamed frame.
+    typeof (chunk as { data?: unknown }).data === 'string' &&
     !('type' in chunk)
   ) {
-    const data = chunk.data;
+    const data = (chunk as { data: string }).data;
     let parsed: unknown;
     try {
       parsed = JSON.parse(data);
