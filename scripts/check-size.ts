@@ -6,13 +6,14 @@ import { bundleSize } from './bundleSize';
 // fast-json-patch's core 2.8 KB) come to 23.4 KB, so these guard against growth while that
 // is open. The second is what a React app takes in: the core and the hook, React left out.
 // The hostile-input checks (plain JSON with a depth limit, patch limits, clean restores),
-// runs that wait for input, activities and extensions raised the core by 3.4 KB.
+// runs that wait for input, activities and extensions raised the core by 3.4 KB; the
+// entity-kind table, the store's parts and the schema-guided restore copy by 0.7 KB more.
 const budgets = [
-  { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 42 },
+  { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 43 },
   {
     contents: "export * from './dist/index.js'; export * from './dist/react.js';",
     name: 'agentstate + agentstate/react',
-    limitKb: 45,
+    limitKb: 46,
   },
 ];
 
