@@ -120,12 +120,13 @@ class FrameSizes {
   private lastFrameStart(text: string): number {
     const first = this.afterCR && text.charCodeAt(0) === LF ? 1 : 0;
     let index = text.length - 1;
-    let cr = text.lastIndexOf('\r', index);
-    let lf = text.lastIndexOf('\n', index);
     while (index >= first) {
-      if (cr > index) cr = text.lastIndexOf('\r', index);
-      if (lf > index) lf = text.lastIndexOf('\n', index);
-      const lineEnd = Math.max(cr, lf);
+      const lf = text.lastIndexOf('\n', index);
+      // The last CR after that LF, looked for only between the two: a stream without CRs
+      // would otherwise have the whole read scanned for one.
+      let cr = index;
+      while (cr > lf && text.charCodeAt(cr) !== CR) cr -= 1;
+      const lineEnd = cr > lf ? cr : lf;
       if (lineEnd < first) return -1;
       // The first character of this line end: a CRLF is one line end.
       const endStart =

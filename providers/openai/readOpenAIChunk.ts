@@ -71,6 +71,37 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const isTextOrNull = (value: unknown) => value === undefined || value === null || typeof value === 'string';
 
 /** The first field the mapping cannot read, as `[path, reason]`, or undefined when the chunk is fine. */
+/** What is wrong in one choice's `delta`, as a path below it (`.content`) and a reason. */
+function deltaProblem(delta: unknown): [string, string] | undefined {
+  if (!isObject(delta)) return ['', 'expected an object'];
+  const content = delta.content;
+  if (Array.isArray(content)) {
+    const part = content.findIndex((item) => !isObject(item) || typeof item.type !== 'string');
+    if (part !== -1) return [`.content.${part}`, 'expected a content part with a type'];
+  } else if (!isTextOrNull(content)) return ['.content', 'expected a string or parts'];
+  if (!isTextOrNull(delta.role)) return ['.role', 'expected a string'];
+  if (!isTextOrNull(delta.reasoning_content)) return ['.reasoning_content', 'expected a string'];
+  if (!isTextOrNull(delta.reasoning)) return ['.reasoning', 'expected a string'];
+  if (!isTextOrNull(delta.refusal)) return ['.refusal', 'expected a string'];
+  const toolCalls = delta.tool_calls;
+  if (toolCalls === undefined || toolCalls === null) return undefined;
+  if (!Array.isArray(toolCalls)) return ['.tool_calls', 'expected an array'];
+  for (let call = 0; call < toolCalls.length; call += 1) {
+    const fragment = toolCalls[call];
+    if (!isObject(fragment)) return [`.tool_calls.${call}`, 'expected an object'];
+    if (fragment.index !== undefined && !Number.isInteger(fragment.index)) {
+      return [`.tool_calls.${call}.index`, 'expected an integer'];
+    }
+    if (!isTextOrNull(fragment.id)) return [`.tool_calls.${call}.id`, 'expected a string'];
+    const fn = fragment.function;
+    if (fn === undefined || fn === null) continue;
+    if (!isObject(fn)) return [`.tool_calls.${call}.function`, 'expected an object'];
+    if (!isTextOrNull(fn.name)) return [`.tool_calls.${call}.function.name`, 'expected a string'];
+    if (!isTextOrNull(fn.arguments)) return [`.tool_calls.${call}.function.arguments`, 'expected a string'];
+  }
+  return undefined;
+}
+
 function findProblem(chunk: unknown): [string, string] | undefined {
   if (!isObject(chunk)) return ['', 'expected a JSON object'];
   const { choices, usage, error } = chunk;
@@ -80,38 +111,18 @@ function findProblem(chunk: unknown): [string, string] | undefined {
     return usage === undefined || usage === null ? ['choices', 'is missing (not a chat.completion.chunk)'] : undefined;
   }
   if (!Array.isArray(choices)) return ['choices', 'expected an array'];
+  // Paths are built only for a problem: this runs once per streamed token.
   for (let index = 0; index < choices.length; index += 1) {
     const choice = choices[index];
-    const path = `choices.${index}`;
-    if (!isObject(choice)) return [path, 'expected an object'];
-    if (choice.index !== undefined && typeof choice.index !== 'number') return [`${path}.index`, 'expected a number'];
-    if (!isTextOrNull(choice.finish_reason)) return [`${path}.finish_reason`, 'expected a string'];
+    if (!isObject(choice)) return [`choices.${index}`, 'expected an object'];
+    if (choice.index !== undefined && typeof choice.index !== 'number') {
+      return [`choices.${index}.index`, 'expected a number'];
+    }
+    if (!isTextOrNull(choice.finish_reason)) return [`choices.${index}.finish_reason`, 'expected a string'];
     const delta = choice.delta;
     if (delta === undefined || delta === null) continue;
-    if (!isObject(delta)) return [`${path}.delta`, 'expected an object'];
-    if (Array.isArray(delta.content)) {
-      const part = delta.content.findIndex((item) => !isObject(item) || typeof item.type !== 'string');
-      if (part !== -1) return [`${path}.delta.content.${part}`, 'expected a content part with a type'];
-    } else if (!isTextOrNull(delta.content)) return [`${path}.delta.content`, 'expected a string or parts'];
-    for (const field of ['role', 'reasoning_content', 'reasoning', 'refusal']) {
-      if (!isTextOrNull(delta[field])) return [`${path}.delta.${field}`, 'expected a string'];
-    }
-    const toolCalls = delta.tool_calls;
-    if (toolCalls === undefined || toolCalls === null) continue;
-    if (!Array.isArray(toolCalls)) return [`${path}.delta.tool_calls`, 'expected an array'];
-    for (let call = 0; call < toolCalls.length; call += 1) {
-      const fragment = toolCalls[call];
-      const at = `${path}.delta.tool_calls.${call}`;
-      if (!isObject(fragment)) return [at, 'expected an object'];
-      if (fragment.index !== undefined && !Number.isInteger(fragment.index))
-        return [`${at}.index`, 'expected an integer'];
-      if (!isTextOrNull(fragment.id)) return [`${at}.id`, 'expected a string'];
-      const fn = fragment.function;
-      if (fn === undefined || fn === null) continue;
-      if (!isObject(fn)) return [`${at}.function`, 'expected an object'];
-      if (!isTextOrNull(fn.name)) return [`${at}.function.name`, 'expected a string'];
-      if (!isTextOrNull(fn.arguments)) return [`${at}.function.arguments`, 'expected a string'];
-    }
+    const problem = deltaProblem(delta);
+    if (problem !== undefined) return [`choices.${index}.delta${problem[0]}`, problem[1]];
   }
   return undefined;
 }
