@@ -126,7 +126,7 @@ class FrameSizes {
       // would otherwise have the whole read scanned for one.
       let cr = index;
       while (cr > lf && text.charCodeAt(cr) !== CR) cr -= 1;
-      const lineEnd = cr > lf ? cr : lf;
+      const lineEnd = Math.max(cr, lf);
       if (lineEnd < first) return -1;
       // The first character of this line end: a CRLF is one line end.
       const endStart =
