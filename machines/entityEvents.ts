@@ -13,14 +13,8 @@ import type {
 } from './agentState';
 import { withDefined } from './entityUpdates';
 
-export type EntityStartEvent = AgentEventOf<
-  | 'message.started'
-  | 'reasoning.started'
-  | 'tool.requested'
-  | 'approval.requested'
-  | 'task.created'
-  | 'artifact.created'
->;
+/** The event that starts an entity, of any kind (from the entity-kind table). */
+export type EntityStartEvent = AgentEventOf<(typeof AGENT_ENTITY_KIND_TABLE)[AgentEntityKind]['start']>;
 
 /** The first record of an entity, from the event that starts it. */
 export function createEntityRecord(event: EntityStartEvent, key: string): AgentEntityStateMap[AgentEntityKind] {

@@ -1,7 +1,7 @@
 import type { ActorRefFrom, AnyActorRef } from 'xstate';
+import { AGENT_ENTITY_KINDS } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { checkPlainJson } from '../../protocol/plainJson';
-import type { AgentProtocolIssue } from '../../protocol/protocolIssue';
 import type { AgentEntityKind } from '../agentState';
 import type { runMachine } from '../runMachine';
 import type { SeenEvents } from '../SeenEvents';
@@ -44,9 +44,6 @@ export interface RunHandle {
   restoredSequence: number;
 }
 
-export const ABSORBED = Symbol('absorbed');
-export type Outcome = AgentProtocolIssue | typeof ABSORBED | undefined;
-
 /**
  * What an issue keeps of an invalid event: a JSON copy when the value is plain JSON, else
  * its identity fields (so a redelivery is still recognised after a restore), never a value
@@ -75,15 +72,12 @@ export function hasIdentity(value: unknown): value is { runId: string; eventId: 
   return typeof runId === 'string' && runId !== '' && typeof eventId === 'string' && eventId !== '';
 }
 
+/** One map of entity handles per kind of the entity-kind table. */
 export function emptyEntityMaps(): Record<AgentEntityKind, Map<string, EntityHandle>> {
-  return {
-    message: new Map(),
-    reasoning: new Map(),
-    toolCall: new Map(),
-    approval: new Map(),
-    task: new Map(),
-    artifact: new Map(),
-  };
+  return Object.fromEntries(AGENT_ENTITY_KINDS.map((kind) => [kind, new Map()])) as Record<
+    AgentEntityKind,
+    Map<string, EntityHandle>
+  >;
 }
 
 /** Whether a run handle may take events of this session: a run not started yet takes any. */
