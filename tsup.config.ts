@@ -9,6 +9,7 @@ export default defineConfig({
     'providers-anthropic': 'providers/anthropic/index.ts',
     transports: 'transports/index.ts',
     testing: 'providers/testing/index.ts',
+    runtime: 'runtime/index.ts',
     react: 'react/index.ts',
   },
   external: ['vitest', 'ws', '@ag-ui/core', 'react'],

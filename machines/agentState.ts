@@ -122,6 +122,8 @@ export interface AgentRunState {
   pendingToolCallIds?: string[];
   /** Approvals the run ended waiting on (an interrupt); they stay `waiting`. */
   pendingApprovalIds?: string[];
+  /** The waiting run this one continues (`run.started`'s `continuesRunId`). */
+  continuesRunId?: string;
   startedAt: number;
   updatedAt: number;
   endedAt?: number;

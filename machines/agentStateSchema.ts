@@ -57,6 +57,7 @@ const entrySchemas = {
     reason: text,
     pendingToolCallIds: z.optional(z.array(id)),
     pendingApprovalIds: z.optional(z.array(id)),
+    continuesRunId: z.optional(id),
     startedAt: time,
     updatedAt: time,
     endedAt: z.optional(time),

@@ -31,8 +31,20 @@ export type ToolCallMachineEvent =
     >
   | StoreTerminateEvent
   | StoreSettlePendingEvent
-  | CommandMachineEvent<'tool.retry'>
+  | CommandMachineEvent<'tool.retry' | 'tool.submit_result'>
   | StoreCommandSettledEvent;
+
+/**
+ * Where a tool call waits for the application's result: it accepts one `tool.submit_result`
+ * at a time; the result itself arrives as `tool.completed` or `tool.failed`.
+ */
+const awaitingResult = {
+  initial: 'idle',
+  states: {
+    idle: { on: { 'tool.submit_result': { target: 'submitting' } } },
+    submitting: { on: { 'store.command_settled': { target: 'idle' } } },
+  },
+} as const;
 
 function completeArguments(entity: AgentToolCallState, text: string, timestamp: number): AgentToolCallState {
   const next: AgentToolCallState = { ...entity, status: 'awaiting_execution', arguments: text, updatedAt: timestamp };
@@ -51,7 +63,8 @@ function completeArguments(entity: AgentToolCallState, text: string, timestamp: 
  * where `tool.running`, `tool.completed` and `tool.failed` may also follow the argument
  * stream directly (the seed's lifecycle) and complete the arguments as they do.
  * A failure marked `retryable` accepts the `tool.retry` command (the retry itself arrives
- * as a new tool call with `retryOf`); while one is submitting, a second is refused.
+ * as a new tool call with `retryOf`); a call awaiting execution or running accepts the
+ * application's `tool.submit_result`; while a command is submitting, a second is refused.
  */
 export const toolCallMachine = setup({
   types: {
@@ -152,9 +165,10 @@ export const toolCallMachine = setup({
         awaiting_execution: {
           tags: ['settleable'],
           on: { 'tool.running': { target: 'running', actions: 'markRunning' } },
+          ...awaitingResult,
         },
         // Settleable: a run may end with a tool the application is running (a client-side tool).
-        running: { tags: ['settleable'] },
+        running: { tags: ['settleable'], ...awaitingResult },
       },
     },
     retryable: {

@@ -1,18 +1,32 @@
 import * as z from 'zod/mini';
 import { AGENT_COMMAND_PROTOCOL, AGENT_COMMAND_PROTOCOL_VERSION } from './constants';
+import { agentErrorInfoSchema } from './eventSchemas';
 
 const id = z.string().check(z.minLength(1));
 
-/** The payload schema of every command type, keyed by `type`. */
+/**
+ * The payload schema of every command type, keyed by `type`. Payloads and envelopes are
+ * strict: an unknown field (a misspelt `decison`) makes the command invalid rather than
+ * being dropped; extra data goes in `meta`.
+ */
 export const agentCommandPayloadSchemas = {
-  'approval.resolve': z.object({
+  'approval.resolve': z.strictObject({
     approvalId: id,
     decision: z.enum(['approved', 'rejected', 'modified']),
     data: z.optional(z.unknown()),
     expectedVersion: z.optional(z.union([z.string(), z.number()])),
   }),
-  'tool.retry': z.object({ toolCallId: id }),
-  'run.cancel': z.object({ reason: z.optional(z.string()) }),
+  'tool.retry': z.strictObject({ toolCallId: id }),
+  'run.cancel': z.strictObject({ reason: z.optional(z.string()) }),
+  /**
+   * The result of a tool the application executed (a client-side tool): `error` fails the
+   * call, otherwise it completes with `result`.
+   */
+  'tool.submit_result': z.strictObject({
+    toolCallId: id,
+    result: z.optional(z.unknown()),
+    error: z.optional(agentErrorInfoSchema),
+  }),
 } as const;
 
 type PayloadSchemas = typeof agentCommandPayloadSchemas;
@@ -53,7 +67,7 @@ const envelopeShape = {
 };
 
 function commandSchema<Type extends AgentCommandType>(type: Type) {
-  return z.object({ ...envelopeShape, type: z.literal(type), payload: agentCommandPayloadSchemas[type] });
+  return z.strictObject({ ...envelopeShape, type: z.literal(type), payload: agentCommandPayloadSchemas[type] });
 }
 
 /** The schema of any command: a discriminated union on `type`. */
@@ -61,4 +75,18 @@ export const agentCommandSchema = z.discriminatedUnion('type', [
   commandSchema('approval.resolve'),
   commandSchema('tool.retry'),
   commandSchema('run.cancel'),
+  commandSchema('tool.submit_result'),
 ]);
+
+/**
+ * The envelope of any command, whatever its type and payload: what a runtime checks before
+ * it knows the command types of the sender's version.
+ */
+export const agentCommandEnvelopeSchema = z.object({
+  ...envelopeShape,
+  type: id,
+  payload: z.record(z.string(), z.unknown()),
+});
+
+/** A command envelope of an unknown or unchecked type: `isAgentCommandEnvelope` narrows to it. */
+export type UnknownAgentCommandEnvelope = z.infer<typeof agentCommandEnvelopeSchema>;

@@ -60,7 +60,15 @@ const progress = z.optional(z.number().check(z.gte(0), z.lte(1)));
 export const agentEventPayloadSchemas = {
   'session.started': z.object({ title: optionalText, data: z.optional(z.unknown()) }),
 
-  'run.started': z.object({ input: z.optional(z.unknown()), title: optionalText }),
+  'run.started': z.object({
+    input: z.optional(z.unknown()),
+    title: optionalText,
+    /**
+     * The run this one continues: one that ended waiting for input (tool results, answers to
+     * its approvals). Events of this run that name an entity the other still waits on settle it.
+     */
+    continuesRunId: z.optional(id),
+  }),
   'run.completed': z.object({
     output: z.optional(z.unknown()),
     usage: z.optional(agentUsageSchema),

@@ -10,8 +10,14 @@ export type {
   AgentCommandOf,
   AgentCommandPayloadMap,
   AgentCommandType,
+  UnknownAgentCommandEnvelope,
 } from './commandSchemas';
-export { AGENT_COMMAND_TYPES, agentCommandPayloadSchemas, agentCommandSchema } from './commandSchemas';
+export {
+  AGENT_COMMAND_TYPES,
+  agentCommandEnvelopeSchema,
+  agentCommandPayloadSchemas,
+  agentCommandSchema,
+} from './commandSchemas';
 export type { AgentCommandProtocolVersion, AgentEventProtocolVersion } from './constants';
 export {
   AGENT_COMMAND_PROTOCOL,
@@ -59,7 +65,14 @@ export {
 } from './eventSchemas';
 export { getAgentEntityKey } from './getAgentEntityKey';
 export type { AgentParseResult } from './parseAgentEvent';
-export { checkAgentEvent, isAgentCommand, isAgentEvent, parseAgentCommand, parseAgentEvent } from './parseAgentEvent';
+export {
+  checkAgentEvent,
+  isAgentCommand,
+  isAgentCommandEnvelope,
+  isAgentEvent,
+  parseAgentCommand,
+  parseAgentEvent,
+} from './parseAgentEvent';
 export type { PlainJsonFailure, PlainJsonOptions } from './plainJson';
 export { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from './plainJson';
 export type { AgentProtocolIssue, AgentProtocolIssueCode } from './protocolIssue';

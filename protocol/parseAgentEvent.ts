@@ -1,5 +1,10 @@
 import { AGENT_ENTITY_KIND_TABLE } from './agentEntityKinds';
-import { type AgentCommand, agentCommandSchema } from './commandSchemas';
+import {
+  type AgentCommand,
+  agentCommandEnvelopeSchema,
+  agentCommandSchema,
+  type UnknownAgentCommandEnvelope,
+} from './commandSchemas';
 import { AGENT_EVENT_PROTOCOL_VERSION } from './constants';
 import type { AgentValidationFailure } from './errors';
 import { type AgentEvent, agentEventPayloadSchemas, agentEventSchema, agentEventSchemas } from './eventSchemas';
@@ -79,6 +84,15 @@ export function parseAgentCommand(value: unknown): AgentParseResult<AgentCommand
 /** True when `value` is a valid AgentEvent of protocol 0.1 (what `parseAgentEvent` accepts). */
 export function isAgentEvent(value: unknown): value is AgentEvent {
   return agentEventSchema.safeParse(value).success && checkPayloadAndMeta(value as AgentEvent) === undefined;
+}
+
+/**
+ * True when `value` has the envelope of command protocol 0.1 (protocol name and version,
+ * non-empty ids, a finite timestamp, an object payload, plain-object meta), whatever its
+ * type and payload: `isAgentCommand` checks those too.
+ */
+export function isAgentCommandEnvelope(value: unknown): value is UnknownAgentCommandEnvelope {
+  return agentCommandEnvelopeSchema.safeParse(value).success;
 }
 
 /** True when `value` is a valid AgentCommand of command protocol 0.1 (what `parseAgentCommand` accepts). */

@@ -1,3 +1,4 @@
+import type { AgentState } from '../machines/agentState';
 import type { AgentCommand, AgentCommandType } from '../protocol/commandSchemas';
 import { AGENT_EVENT_PROTOCOL } from '../protocol/constants';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
@@ -15,6 +16,27 @@ export interface AgentProviderCapabilities {
   extensions?: Readonly<Record<`${string}.${string}`, unknown>>;
 }
 
+/** The user's answer to one approval a run ended waiting on (an AG-UI interrupt). */
+export interface AgentApprovalAnswer {
+  approvalId: string;
+  /** `resolved` with the user's decision, or `cancelled`: the user dismissed it. */
+  status: 'resolved' | 'cancelled';
+  decision?: 'approved' | 'rejected' | 'modified';
+  data?: unknown;
+}
+
+/**
+ * What a run continues: a run of the same session that ended waiting for input. The
+ * results of its client-executed tools are already in `history`; the answers to its
+ * approvals are here. A continuing run sends no new user message: the provider's `start`
+ * emits no prompt, and its request carries the history (and, for AG-UI, `resume` entries).
+ */
+export interface AgentRunContinuation {
+  /** The waiting run; `run.started` names it as `continuesRunId`. */
+  runId: string;
+  approvals: readonly AgentApprovalAnswer[];
+}
+
 /** What a provider gets to create the per-run context in which it maps chunks. */
 export interface AgentProviderContextOptions {
   sessionId: string;
@@ -23,6 +45,14 @@ export interface AgentProviderContextOptions {
   initialSequence: number;
   now: () => number;
   signal: AbortSignal;
+  /**
+   * The conversation so far: the session's AgentState as the run starts, before its own
+   * events. Providers whose wire format takes the whole conversation (OpenAI-compatible,
+   * Anthropic, AG-UI) build their request's messages from it, unless the input gives them.
+   */
+  history?: AgentState | undefined;
+  /** Given when this run continues one that ended waiting for input. */
+  continuation?: AgentRunContinuation | undefined;
 }
 
 export interface AgentCommandOptions {

@@ -20,7 +20,8 @@ export interface AgentRunEmitter {
 
 /**
  * The usual start of a provider's context: events with the run's ids and sequence, and
- * a tracker so `flush` and `transformError` can close what is still open.
+ * a tracker so `flush` and `transformError` can close what is still open. In a run that
+ * continues another, `run.started` names it (`continuesRunId`).
  *
  * @example
  * createContext: (options) => ({ events: createAgentRunEmitter(options) }),
@@ -28,8 +29,9 @@ export interface AgentRunEmitter {
  *   events.close(isAbortError(error) ? { type: 'cancelled', reason: 'aborted' } : { type: 'failed', error: toErrorInfo(error) }),
  */
 export function createAgentRunEmitter(
-  options: Pick<AgentProviderContextOptions, 'sessionId' | 'runId' | 'initialSequence' | 'now'>,
+  options: Pick<AgentProviderContextOptions, 'sessionId' | 'runId' | 'initialSequence' | 'now' | 'continuation'>,
 ): AgentRunEmitter {
+  const continuesRunId = options.continuation?.runId;
   const factory = createAgentEventFactory({
     sessionId: options.sessionId,
     runId: options.runId,
@@ -42,7 +44,11 @@ export function createAgentRunEmitter(
     runId: options.runId,
     tracker,
     emit(type, payload, extra) {
-      const event = factory.create(type, payload, extra);
+      // A continuing run names the run it continues, whichever provider starts it.
+      const event =
+        type === 'run.started' && continuesRunId !== undefined
+          ? factory.create(type, { ...payload, continuesRunId } as AgentEventPayloadMap[typeof type], extra)
+          : factory.create(type, payload, extra);
       tracker.observe(event);
       return event;
     },

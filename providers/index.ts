@@ -1,10 +1,14 @@
 /** Re-exported for code that imports the transport contract from `agentstate/providers`. */
 export type { AgentTransport, AgentTransportKind } from '../transports/AgentTransport';
+export type { AgentCommandErrorCode } from './AgentCommandError';
+export { AgentCommandError } from './AgentCommandError';
 export type {
+  AgentApprovalAnswer,
   AgentCommandOptions,
   AgentProvider,
   AgentProviderCapabilities,
   AgentProviderContextOptions,
+  AgentRunContinuation,
   AnyAgentProvider,
 } from './AgentProvider';
 export { isAgentProvider } from './AgentProvider';
@@ -27,8 +31,16 @@ export type {
 export { createLocalAgentProvider } from './local/createLocalAgentProvider';
 export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep } from './local/localAgentChunks';
 export { LocalAgentRuntimeError, runLocalAgentScript } from './local/runLocalAgentScript';
+export type { RunAgentCommandOptions } from './runAgentCommand';
+export { runAgentCommand } from './runAgentCommand';
 export type { AgentRunResult, RunAgentProviderOptions } from './runAgentProvider';
 export { runAgentProvider } from './runAgentProvider';
+export type {
+  AgentProviderCommandRecord,
+  AgentProviderCommandValidationCode,
+  AgentProviderCommandValidationIssue,
+} from './testing/validateAgentProviderCommands';
+export { validateAgentProviderCommands } from './testing/validateAgentProviderCommands';
 export type {
   AgentProviderValidationCode,
   AgentProviderValidationIssue,

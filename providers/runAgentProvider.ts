@@ -1,13 +1,14 @@
+import type { AgentState } from '../machines/agentState';
 import { AGENT_EVENT_ADMITTED, type AgentEventAdmission } from '../protocol/admittedEvents';
 import { AGENT_EVENT_PROTOCOL, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
-import { checkAgentEvent, checkStreamedDelta } from '../protocol/parseAgentEvent';
 import { randomId } from '../protocol/randomId';
 import { AgentTransportError } from '../transports/AgentTransportError';
-import type { AgentProvider, AnyAgentProvider } from './AgentProvider';
+import type { AgentProvider, AgentRunContinuation, AnyAgentProvider } from './AgentProvider';
 import { AgentProviderError } from './AgentProviderError';
-import { type AgentRunClosing, AgentRunTracker } from './AgentRunTracker';
+import type { AgentRunClosing } from './AgentRunTracker';
+import { EventGate } from './EventGate';
 import { toAgentErrorInfo } from './toAgentErrorInfo';
 
 export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
@@ -28,6 +29,10 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   onCursor?: (cursor: string) => void;
   /** Continue a run after a dropped connection, from a cursor, after its last sequence. */
   resume?: { cursor: string; lastSequence: number };
+  /** The conversation so far (the session's AgentState before this run), for the request's messages. */
+  history?: AgentState;
+  /** This run continues one that ended waiting for input; see `AgentRunContinuation`. */
+  continuation?: AgentRunContinuation;
   now?: () => number;
 }
 
@@ -41,49 +46,6 @@ export interface AgentRunResult {
 /** Marks an error thrown by `onEvent`, so it is rethrown as it is and never transformed. */
 class ConsumerFailure {
   constructor(readonly error: unknown) {}
-}
-
-/** Checks each event a provider emits before the store sees it, and follows the run's lifecycle. */
-class EventGate {
-  readonly tracker = new AgentRunTracker();
-  private readonly declared: ReadonlySet<AgentEventType>;
-  lastSequence: number;
-
-  constructor(
-    private readonly provider: AnyAgentProvider,
-    private readonly sessionId: string,
-    private readonly runId: string,
-    initialSequence: number,
-  ) {
-    this.declared = new Set(provider.capabilities.eventTypes);
-    this.lastSequence = initialSequence;
-  }
-
-  private refuse(reason: string, event: unknown): never {
-    throw new AgentProviderError('invalid_event', this.provider.id, reason, event);
-  }
-
-  admit(value: unknown): AgentEvent {
-    const failure = checkStreamedDelta(value) === undefined ? checkAgentEvent(value) : undefined;
-    if (failure !== undefined) this.refuse(`emitted an invalid event: ${failure.message}`, value);
-    const event = value as AgentEvent;
-    if (event.sessionId !== this.sessionId) {
-      this.refuse(
-        `emitted ${event.type} for session "${event.sessionId}" in a run of session "${this.sessionId}"`,
-        event,
-      );
-    }
-    if (event.runId !== this.runId)
-      this.refuse(`emitted ${event.type} for run "${event.runId}" in run "${this.runId}"`, event);
-    if (!this.declared.has(event.type))
-      this.refuse(`emitted ${event.type}, which its capabilities do not declare`, event);
-    if (event.sequence <= this.lastSequence) {
-      this.refuse(`emitted sequence ${event.sequence} after ${this.lastSequence}`, event);
-    }
-    this.lastSequence = event.sequence;
-    this.tracker.observe(event);
-    return event;
-  }
 }
 
 function checkProvider(provider: AnyAgentProvider, resume: boolean): void {
@@ -151,7 +113,9 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
   else options.signal?.addEventListener('abort', abortFromCaller, { once: true });
 
   const initialSequence = options.resume?.lastSequence ?? 0;
-  const gate = new EventGate(provider, sessionId, runId, initialSequence);
+  const gate = new EventGate(provider, sessionId, runId, initialSequence, (reason, event) => {
+    throw new AgentProviderError('invalid_event', provider.id, reason, event);
+  });
   const deliver = (events: readonly AgentEvent[]) => {
     for (const value of events) {
       const event = gate.admit(value);
@@ -173,7 +137,15 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
     new AgentTransportError('aborted', 'The run was aborted', { cause: controller.signal.reason });
 
   try {
-    const context = provider.createContext({ sessionId, runId, initialSequence, now, signal: controller.signal });
+    const context = provider.createContext({
+      sessionId,
+      runId,
+      initialSequence,
+      now,
+      signal: controller.signal,
+      history: options.history,
+      continuation: options.continuation,
+    });
     try {
       if (options.resume === undefined) deliver(provider.start(options.input, context));
       const request = provider.prepareRequest(options.input, context);

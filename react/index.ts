@@ -1,5 +1,4 @@
-export type { XChatRuntime, XChatRuntimeOptions, XChatSnapshot } from './createXChatRuntime';
-export { createXChatRuntime } from './createXChatRuntime';
+export * from '../runtime/index';
 export type { XChatMessageParser, XChatParsedMessage } from './parseXChatMessages';
 export type { UseXChatOptions, UseXChatResult } from './useXChat';
 export { useXChat } from './useXChat';

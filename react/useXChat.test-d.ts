@@ -22,8 +22,10 @@ describe('useXChat infers the input of onRequest from its provider', () => {
     expectTypeOf(onRequest).parameters.toEqualTypeOf<[OpenAIChatInput]>();
     expectTypeOf(onRequest).returns.toEqualTypeOf<Promise<AgentRunResult>>();
     onRequest({ messages: [{ role: 'user', content: 'Weather in Paris?' }] });
-    // @ts-expect-error a prompt is the local provider's input, not OpenAI's
+    // A prompt continues the conversation: the provider builds the messages from AgentState.
     onRequest({ prompt: 'Weather in Paris?' });
+    // @ts-expect-error a tool-call id is not a field of the OpenAI chat input
+    onRequest({ toolCallId: 'call-1' });
   });
 
   it("takes the local provider's prompt", () => {

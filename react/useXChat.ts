@@ -4,6 +4,8 @@ import type { AgentMessageInfo } from '../machines/selectors';
 import { randomId } from '../protocol/randomId';
 import type { AgentProvider } from '../providers/AgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
+import type { AgentCommandState } from '../runtime/commandBook';
+import type { AgentActions } from '../runtime/createXChatRuntime';
 import { parseXChatMessages, type XChatMessageParser, type XChatParsedMessage } from './parseXChatMessages';
 import { createXChatConversations, getPageXChatConversations, type XChatConversations } from './xChatConversations';
 
@@ -44,13 +46,22 @@ export interface UseXChatResult<Input, Parsed> {
   isRequesting: boolean;
   /** Starts a run; resolves with how it ended (see `XChatRuntime.request`). */
   onRequest: (input: Input) => Promise<AgentRunResult>;
-  /** Cancels the running runs; each ends `cancelled`, with its open entities. */
+  /** Drops the local streams: the running runs end `cancelled` here. `agentActions.cancelRun` asks the runtime instead. */
   abort: () => void;
+  /** Approve, retry, cancel, submit a tool result, continue: checked by the machines, sent as commands. */
+  agentActions: AgentActions;
+  /** Each command of a run not finished yet, by command id (never part of AgentState). */
+  commandStates: Readonly<Record<string, AgentCommandState>>;
+  /** The latest command id of each action key (`getAgentActionKey`). */
+  latestCommandByAction: Readonly<Record<string, string>>;
+  /** The last error a run broke off with outside an awaited call (an automatic continuation). */
+  error: unknown;
 }
 
 /**
  * The React hook for an AgentProvider: subscribes to one chat runtime and returns plain
- * state plus `onRequest` and `abort`. Unmounting cancels the runs it started.
+ * state plus `onRequest`, `abort` and the user's commands (`agentActions`) with their
+ * states. Unmounting cancels the runs it started.
  *
  * @example
  * const { messages, agentState, onRequest, abort, isRequesting } = useXChat({ provider });
@@ -101,5 +112,9 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
     isRequesting: snapshot.isRequesting,
     onRequest,
     abort,
+    agentActions: runtime.agentActions,
+    commandStates: snapshot.commandStates,
+    latestCommandByAction: snapshot.latestCommandByAction,
+    error: snapshot.error,
   };
 }

@@ -1,5 +1,5 @@
 import type { AgentProvider } from '../providers/AgentProvider';
-import { createXChatRuntime, type XChatRuntime } from './createXChatRuntime';
+import { createXChatRuntime, type XChatRuntime } from '../runtime/createXChatRuntime';
 
 /**
  * Keyed conversations: one chat runtime per key, shared by every chat that holds it and

@@ -1,10 +1,10 @@
 import { AGENT_ENTITY_EVENT_ROUTES } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
-import type { AgentEntityState } from '../agentState';
+import type { AgentEntityKind, AgentEntityState } from '../agentState';
 import { createEntityRecord, type EntityStartEvent } from '../entityEvents';
 import { addEntityHandle, recordEntity, spawnEntities } from './entityActors';
-import type { RunHandle } from './handles';
+import type { EntityHandle, RunHandle } from './handles';
 import { APPLIED, createIssue, type EventOutcome, refuse, type StoreCore } from './storeCore';
 
 /**
@@ -16,9 +16,9 @@ export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEv
   const route = AGENT_ENTITY_EVENT_ROUTES.get(event.type);
   if (route === undefined) throw new TypeError(`${event.type} is not an entity event`);
   const entityId = (event.payload as Record<string, string>)[route.idField] as string;
-  const existing = run.entities[route.kind].get(entityId);
+  const own = run.entities[route.kind].get(entityId);
   if (route.role === 'start') {
-    if (existing !== undefined) {
+    if (own !== undefined) {
       const message = `${route.kind} "${entityId}" already exists in run "${run.runId}"`;
       return refuse(createIssue('duplicate_entity', message, event, { entityId }), event, true);
     }
@@ -29,6 +29,7 @@ export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEv
     spawnEntities(run, [{ kind: route.kind, actorId: handle.actorId, entity }]);
     return APPLIED;
   }
+  const existing = own ?? awaitedByContinuedRun(run, route.kind, entityId);
   if (existing === undefined) {
     const message = `${event.type} names ${route.kind} "${entityId}", which run "${run.runId}" never started`;
     return refuse(createIssue('missing_entity', message, event, { entityId }), event, true);
@@ -49,4 +50,16 @@ export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEv
   }
   recordEntity(core, existing);
   return APPLIED;
+}
+
+/**
+ * An entity the run this one continues still waits on: a resumed run's answer to an
+ * approval, or the result of a tool call it left pending, settles that entity in its own
+ * run (whose record it stays).
+ */
+function awaitedByContinuedRun(run: RunHandle, kind: AgentEntityKind, entityId: string): EntityHandle | undefined {
+  const continued = run.continues;
+  if (continued?.status !== 'waiting') return undefined;
+  const handle = continued.entities[kind].get(entityId);
+  return handle !== undefined && continued.live.has(handle) ? handle : undefined;
 }

@@ -42,6 +42,11 @@ export interface RunHandle {
   sequenceDirty: boolean;
   /** Events at or below this sequence are covered by the state the store was reset from. */
   restoredSequence: number;
+  /**
+   * The run this one continues (`continuesRunId`): while that run waits, this run's events
+   * that name an entity it waits on (and this run never started) settle that entity.
+   */
+  continues?: RunHandle | undefined;
 }
 
 /**

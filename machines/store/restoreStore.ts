@@ -40,6 +40,9 @@ export function restoreStore(
     handle.status = run.status === 'running' ? 'running' : isWaitingForInput(state, run) ? 'waiting' : 'ended';
     if (handle.status !== 'ended') live.push({ actorId: runActorId(run.id), run });
   }
+  for (const run of Object.values(state.runs)) {
+    if (run.continuesRunId !== undefined) (runs.get(run.id) as RunHandle).continues = runs.get(run.continuesRunId);
+  }
   for (const [runId, sequence] of Object.entries(state.lastSequenceByRun)) {
     const handle = runs.getOrCreate(runId);
     handle.lastSequence = sequence;

@@ -23,6 +23,10 @@ export function startRun(core: StoreCore, event: AgentEventOf<'run.started'>, ex
   };
   if (event.payload.input !== undefined) record.input = event.payload.input;
   if (event.payload.title !== undefined) record.title = event.payload.title;
+  if (event.payload.continuesRunId !== undefined) {
+    record.continuesRunId = event.payload.continuesRunId;
+    run.continues = core.runs.get(event.payload.continuesRunId);
+  }
   if (event.meta !== undefined) record.meta = event.meta;
   touchSession(core, event, undefined);
   core.session.send({ type: 'store.spawn_runs', runs: [{ actorId: runActorId(event.runId), run: record }] });

@@ -18,15 +18,22 @@ export function commandTarget(
   return handle?.ref ? { run, ref: handle.ref } : undefined;
 }
 
+/** The entity id a command addresses: the approval or tool call, '' for the run itself. */
+export function commandEntityId(command: AgentCommand): string {
+  switch (command.type) {
+    case 'approval.resolve':
+      return command.payload.approvalId;
+    case 'tool.retry':
+    case 'tool.submit_result':
+      return command.payload.toolCallId;
+    case 'run.cancel':
+      return '';
+  }
+}
+
 /** One key per command target, so one submission per target is tracked. */
 export function commandTargetKey(command: AgentCommand): string {
-  const entityId =
-    command.type === 'approval.resolve'
-      ? command.payload.approvalId
-      : command.type === 'tool.retry'
-        ? command.payload.toolCallId
-        : '';
-  return `${command.type}|${getAgentEntityKey(command.runId, entityId)}`;
+  return `${command.type}|${getAgentEntityKey(command.runId, commandEntityId(command))}`;
 }
 
 /** Sends a command to its machine if the machine accepts it now; says whether it did. */

@@ -8,5 +8,11 @@ export {
   runAgentProviderFixture,
   withTransport,
 } from './runAgentProviderFixture';
+export type {
+  AgentProviderCommandRecord,
+  AgentProviderCommandValidationCode,
+  AgentProviderCommandValidationIssue,
+} from './validateAgentProviderCommands';
+export { validateAgentProviderCommands } from './validateAgentProviderCommands';
 export type { AgentProviderValidationCode, AgentProviderValidationIssue } from './validateAgentProviderEvents';
 export { validateAgentProviderEvents } from './validateAgentProviderEvents';

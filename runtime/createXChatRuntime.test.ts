@@ -4,9 +4,9 @@ import { AgentProviderError } from '../providers/AgentProviderError';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
+import { parseXChatMessages } from '../react/parseXChatMessages';
 import { startHttpServer } from '../tests/support/httpServer';
 import { createXChatRuntime } from './createXChatRuntime';
-import { parseXChatMessages } from './parseXChatMessages';
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 

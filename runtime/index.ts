@@ -1,0 +1,14 @@
+export { AgentCommandError, type AgentCommandErrorCode } from '../providers/AgentCommandError';
+export type { AgentActionTarget } from './agentCommandKeys';
+export { getAgentActionKey, getAgentCommandKey } from './agentCommandKeys';
+export type { AgentCommandState, AgentCommandStatus } from './commandBook';
+export { commandLaneMachine } from './commandLaneMachine';
+export type {
+  AgentActionResult,
+  AgentActions,
+  XChatRequestOptions,
+  XChatRuntime,
+  XChatRuntimeOptions,
+  XChatSnapshot,
+} from './createXChatRuntime';
+export { createXChatRuntime } from './createXChatRuntime';
