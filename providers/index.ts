@@ -26,10 +26,16 @@ export type {
   LocalAgentContext,
   LocalAgentInput,
   LocalAgentProviderOptions,
+  LocalAgentRequest,
+  LocalAgentRun,
   LocalAgentRuntime,
 } from './local/createLocalAgentProvider';
 export { createLocalAgentProvider } from './local/createLocalAgentProvider';
-export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep } from './local/localAgentChunks';
+export type { LocalAgentCommandDelivery } from './local/LocalAgentCommandInbox';
+export { LocalAgentCommandInbox } from './local/LocalAgentCommandInbox';
+export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep, LocalAgentWaitFor } from './local/localAgentChunks';
+export type { LocalAgentToolResult, LocalAgentTurn } from './local/localAgentTurn';
+export { readLocalAgentTurn } from './local/localAgentTurn';
 export { LocalAgentRuntimeError, runLocalAgentScript } from './local/runLocalAgentScript';
 export type { RunAgentCommandOptions } from './runAgentCommand';
 export { runAgentCommand } from './runAgentCommand';

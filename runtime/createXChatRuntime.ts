@@ -656,12 +656,12 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
       return act('tool.submit_result', runId, payload);
     },
     continueRun: async ({ runId }) => {
-      const state = store.getSnapshot();
-      const run = getOwn(state.runs, runId);
-      if (run === undefined || run.sessionId !== sessionId || !isWaitingForInput(state, run) || continued.has(runId)) {
+      const run = getOwn(store.getSnapshot().runs, runId);
+      const listed = (run?.pendingToolCallIds?.length ?? 0) + (run?.pendingApprovalIds?.length ?? 0);
+      if (run?.sessionId !== sessionId || run.status !== 'completed' || listed === 0 || continued.has(runId)) {
         throw new AgentCommandError(
           'invalid_command',
-          `continueRun refused: run "${runId}" does not wait for input here, or is being continued`,
+          `continueRun refused: run "${runId}" did not end waiting for input in this conversation, or was continued`,
         );
       }
       return continueWaitingRun(runId, true, 0);

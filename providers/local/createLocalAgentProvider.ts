@@ -1,102 +1,75 @@
+import type { AgentCommandType } from '../../protocol/commandSchemas';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { createAsyncIterableTransport } from '../../transports/createAsyncIterableTransport';
-import type { AgentProvider } from '../AgentProvider';
+import { AgentCommandError } from '../AgentCommandError';
+import type { AgentApprovalAnswer, AgentProvider } from '../AgentProvider';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
 import { defineAgentProvider } from '../defineAgentProvider';
 import { eventTypesOf } from '../eventTypeGroups';
+import { LocalAgentCommandInbox } from './LocalAgentCommandInbox';
 import type { LocalAgentChunk, LocalAgentScript } from './localAgentChunks';
+import { type LocalAgentTurn, readLocalAgentTurn } from './localAgentTurn';
+import { mapLocalAgentChunk } from './mapLocalAgentChunk';
 import { runLocalAgentScript } from './runLocalAgentScript';
 
 export interface LocalAgentInput {
   prompt: string;
 }
 
-export interface LocalAgentContext {
-  events: AgentRunEmitter;
+/** One live local run, as its runtime sees it: the turn it plays and the commands sent to it. */
+export interface LocalAgentRun {
+  sessionId: string;
+  runId: string;
+  turn: LocalAgentTurn;
+  /** The commands `executeCommand` hands to this run; a runtime that never takes them leaves them to fail when it ends. */
+  commands: LocalAgentCommandInbox;
 }
 
-export type LocalAgentRuntime = (request: LocalAgentInput, signal: AbortSignal) => AsyncIterable<LocalAgentChunk>;
+export interface LocalAgentContext {
+  events: AgentRunEmitter;
+  run: LocalAgentRun;
+}
+
+/** What the local transport opens: the input, and the live run it plays. */
+export interface LocalAgentRequest {
+  input: LocalAgentInput;
+  run: LocalAgentRun;
+}
+
+/**
+ * Your own local runtime: yields chunks for the input. `run` gives the turn, and the
+ * commands sent to the run; `runLocalAgentScript(script, signal, run.commands)` plays a script
+ * that carries them out.
+ */
+export type LocalAgentRuntime = (
+  request: LocalAgentInput,
+  signal: AbortSignal,
+  run: LocalAgentRun,
+) => AsyncIterable<LocalAgentChunk>;
 
 export type LocalAgentProviderOptions =
-  | { script: LocalAgentScript | ((input: LocalAgentInput) => LocalAgentScript); runtime?: never }
+  | {
+      script: LocalAgentScript | ((input: LocalAgentInput, turn: LocalAgentTurn) => LocalAgentScript);
+      runtime?: never;
+    }
   | { runtime: LocalAgentRuntime; script?: never };
 
 const LOCAL_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'toolCall', 'approval', 'task', 'artifact']);
+const LOCAL_COMMANDS: readonly AgentCommandType[] = [
+  'approval.resolve',
+  'tool.retry',
+  'run.cancel',
+  'tool.submit_result',
+];
 
-function mapChunk(chunk: LocalAgentChunk, events: AgentRunEmitter): AgentEvent[] {
-  switch (chunk.type) {
-    case 'reasoning.start':
-      return [
-        events.emit(
-          'reasoning.started',
-          chunk.redacted ? { reasoningId: chunk.id, redacted: true } : { reasoningId: chunk.id },
-        ),
-      ];
-    case 'reasoning.delta':
-      return [events.emit('reasoning.delta', { reasoningId: chunk.id, delta: chunk.delta })];
-    case 'reasoning.end':
-      return [events.emit('reasoning.completed', { reasoningId: chunk.id })];
-    case 'text.start':
-      return [events.emit('message.started', { messageId: chunk.id, role: 'assistant' })];
-    case 'text.delta':
-      return [events.emit('message.delta', { messageId: chunk.id, delta: chunk.delta })];
-    case 'text.end':
-      return [events.emit('message.completed', { messageId: chunk.id })];
-    case 'tool.start':
-      return [events.emit('tool.requested', { toolCallId: chunk.id, name: chunk.name })];
-    case 'tool.args':
-      return [events.emit('tool.arguments_delta', { toolCallId: chunk.id, delta: chunk.delta })];
-    case 'tool.args_end':
-      return [events.emit('tool.arguments_completed', { toolCallId: chunk.id })];
-    case 'tool.running':
-      return [events.emit('tool.running', { toolCallId: chunk.id })];
-    case 'tool.result':
-      return [events.emit('tool.completed', { toolCallId: chunk.id, result: chunk.result })];
-    case 'tool.error':
-      return [events.emit('tool.failed', { toolCallId: chunk.id, error: chunk.error })];
-    case 'approval.request': {
-      const { id, description, risk, toolCallId } = chunk;
-      const payload: { approvalId: string; description: string; risk?: string; toolCallId?: string } = {
-        approvalId: id,
-        description,
-      };
-      if (risk !== undefined) payload.risk = risk;
-      if (toolCallId !== undefined) payload.toolCallId = toolCallId;
-      return [events.emit('approval.requested', payload)];
-    }
-    case 'approval.resolved':
-      return [events.emit('approval.resolved', { approvalId: chunk.id, decision: chunk.decision })];
-    case 'task.start':
-      return [events.emit('task.created', { taskId: chunk.id, title: chunk.title, progress: 0 })];
-    case 'task.progress':
-      return [events.emit('task.updated', { taskId: chunk.id, progress: chunk.progress })];
-    case 'task.end':
-      return [events.emit('task.completed', { taskId: chunk.id })];
-    case 'artifact.start': {
-      const payload: { artifactId: string; mediaType: string; title?: string; content?: string } = {
-        artifactId: chunk.id,
-        mediaType: chunk.mediaType,
-      };
-      if (chunk.title !== undefined) payload.title = chunk.title;
-      if (chunk.content !== undefined) payload.content = chunk.content;
-      return [events.emit('artifact.created', payload)];
-    }
-    case 'artifact.version':
-      return [
-        events.emit('artifact.updated', { artifactId: chunk.id, version: chunk.version, content: chunk.content }),
-      ];
-    case 'artifact.end':
-      return [events.emit('artifact.completed', { artifactId: chunk.id })];
-    case 'error':
-      return events.close({ type: 'failed', error: chunk.error });
-    case 'done': {
-      const payload: { usage?: typeof chunk.usage; pendingToolCallIds?: string[]; pendingApprovalIds?: string[] } = {};
-      if (chunk.usage !== undefined) payload.usage = chunk.usage;
-      if (chunk.pendingToolCallIds !== undefined) payload.pendingToolCallIds = chunk.pendingToolCallIds;
-      if (chunk.pendingApprovalIds !== undefined) payload.pendingApprovalIds = chunk.pendingApprovalIds;
-      return [events.emit('run.completed', payload)];
-    }
-  }
+/** The waiting run's approval, as the continuing run resolves it: a dismissed one is rejected. */
+function resolveAnswer(events: AgentRunEmitter, answer: AgentApprovalAnswer): AgentEvent {
+  const decision = answer.status === 'cancelled' ? 'rejected' : (answer.decision ?? 'approved');
+  const payload =
+    answer.data === undefined
+      ? { approvalId: answer.approvalId, decision }
+      : { approvalId: answer.approvalId, decision, data: answer.data };
+  return events.emit('approval.resolved', payload, { meta: { agentstate: { resolvedBy: 'continuation' } } });
 }
 
 /**
@@ -105,34 +78,94 @@ function mapChunk(chunk: LocalAgentChunk, events: AgentRunEmitter): AgentEvent[]
  * tools, approvals, tasks, artifacts, and failure or stall points), or runs your own
  * local runtime function. No network and no key: what `npm start` and the tests use.
  *
+ * It carries out every command while the run runs, through its own stream: `run.cancel`
+ * ends the run cancelled; `tool.retry` makes a new attempt of a failed retryable tool call
+ * (`attempt` + 1, `retryOf`), which yields the step's `retryResult` (else fails again);
+ * `approval.resolve` and `tool.submit_result` answer the approval or tool step the run
+ * waits on (`waitFor: 'command'`). `executeCommand` completes, with no events of its own,
+ * once the run has taken the command, and fails `invalid_command` when the run is not
+ * running here or the command does not apply. A script given as a function gets the turn
+ * too: in a run that continues a waiting one, the application's tool results; the answers
+ * to the waiting run's approvals are resolved before the script plays, and no user message is sent.
+ *
  * @example
+ * // Run 1 asks for approval in the run, then leaves the weather tool to the application;
+ * // run 2, continuing it once the application settled the tool, answers with the result.
  * const provider = createLocalAgentProvider({
- *   script: { steps: [{ type: 'text', deltas: ['Hello', ' there'] }], delayMs: 20 },
+ *   script: (input, turn) => {
+ *     const [weather] = turn.toolResults;
+ *     if (weather !== undefined) return { steps: [{ type: 'text', deltas: [`It is ${(weather.result as { celsius: number }).celsius} °C.`] }] };
+ *     return {
+ *       steps: [
+ *         { type: 'approval', description: 'Look up the weather?', waitFor: 'command' },
+ *         { type: 'tool', name: 'weather', argumentDeltas: ['{"city":"Paris"}'] },
+ *       ],
+ *       delayMs: 20,
+ *     };
+ *   },
  * });
- * await runAgentProvider({ provider, input: { prompt: 'Hi' }, sessionId: 'local', onEvent: store.dispatch });
+ * const run = runAgentProvider({ provider, input: { prompt: 'Weather?' }, sessionId: 'local', runId: 'r1', onEvent: store.dispatch });
+ * const approve = createAgentCommandFactory({ sessionId: 'local', runId: 'r1' })
+ *   .create('approval.resolve', { approvalId: 'approval-0', decision: 'approved' });
+ * await runAgentCommand({ provider, command: approve, initialSequence: store.getSnapshot().lastSequenceByRun.r1, onEvent: store.dispatch });
  */
 export function createLocalAgentProvider(
   options: LocalAgentProviderOptions,
-): AgentProvider<LocalAgentInput, LocalAgentInput, LocalAgentChunk, LocalAgentContext> {
+): AgentProvider<LocalAgentInput, LocalAgentRequest, LocalAgentChunk, LocalAgentContext> {
   const runtime: LocalAgentRuntime =
     options.runtime ??
-    ((request, signal) => {
+    ((input, signal, run) => {
       const script =
-        typeof options.script === 'function' ? options.script(request) : (options.script as LocalAgentScript);
-      return runLocalAgentScript(script, signal);
+        typeof options.script === 'function' ? options.script(input, run.turn) : (options.script as LocalAgentScript);
+      return runLocalAgentScript(script, signal, run.commands);
     });
+  /** The live runs of this provider, by run id: from their context until their stream ends. */
+  const runs = new Map<string, LocalAgentRun>();
   return defineAgentProvider({
     id: 'local',
-    capabilities: { eventTypes: LOCAL_EVENT_TYPES },
-    transport: createAsyncIterableTransport(runtime),
-    createContext: (events) => ({ events }),
-    start: (input, { events }) => [
-      events.emit('run.started', { input }),
-      events.emit('message.started', { messageId: 'prompt', role: 'user', content: input.prompt }),
-      events.emit('message.completed', { messageId: 'prompt' }),
-    ],
-    prepareRequest: (input) => input,
-    transformChunk: (chunk, { events }) => mapChunk(chunk, events),
+    capabilities: { eventTypes: LOCAL_EVENT_TYPES, commands: LOCAL_COMMANDS },
+    transport: createAsyncIterableTransport((request: LocalAgentRequest, signal) =>
+      runtime(request.input, signal, request.run),
+    ),
+    createContext: (events, contextOptions) => {
+      const { sessionId, runId, signal } = contextOptions;
+      const commands = new LocalAgentCommandInbox(sessionId, runId, () => {
+        if (runs.get(runId) === run) runs.delete(runId);
+      });
+      const run: LocalAgentRun = { sessionId, runId, turn: readLocalAgentTurn(contextOptions), commands };
+      runs.set(runId, run);
+      // The runner aborts its signal when the run is over, however it ended: the run is forgotten then at the latest.
+      if (signal.aborted) commands.close();
+      else signal.addEventListener('abort', () => commands.close(), { once: true });
+      return { events, run };
+    },
+    start: (input, { events, run }) => {
+      const { continuation } = run.turn;
+      if (continuation !== undefined) {
+        return [
+          events.emit('run.started', { input }),
+          ...continuation.approvals.map((answer) => resolveAnswer(events, answer)),
+        ];
+      }
+      return [
+        events.emit('run.started', { input }),
+        events.emit('message.started', { messageId: 'prompt', role: 'user', content: input.prompt }),
+        events.emit('message.completed', { messageId: 'prompt' }),
+      ];
+    },
+    prepareRequest: (input, { run }) => ({ input, run }),
+    transformChunk: (chunk, { events }) => mapLocalAgentChunk(chunk, events),
     incompleteStream: { message: 'The local runtime ended without finishing the run', code: 'incomplete_stream' },
+    // biome-ignore lint/correctness/useYield: the run's own stream emits what the command does, so this one has no events
+    async *executeCommand(command, commandOptions) {
+      const run = runs.get(command.runId);
+      if (run === undefined || run.sessionId !== command.sessionId || run.commands.isClosed) {
+        throw new AgentCommandError(
+          'invalid_command',
+          `${command.type} (command ${command.commandId}): the local runtime has no running run "${command.runId}" in session "${command.sessionId}"; it never started here or has ended`,
+        );
+      }
+      await run.commands.deliver(command, commandOptions.signal);
+    },
   });
 }

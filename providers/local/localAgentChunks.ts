@@ -1,5 +1,7 @@
 import type { AgentErrorInfo, AgentUsage } from '../../protocol/eventSchemas';
 
+type Meta = Record<string, unknown>;
+
 /** The frames the local runtime yields: a small private wire format, mapped by the local provider. */
 export type LocalAgentChunk =
   | { type: 'reasoning.start'; id: string; redacted?: boolean }
@@ -8,14 +10,31 @@ export type LocalAgentChunk =
   | { type: 'text.start'; id: string }
   | { type: 'text.delta'; id: string; delta: string }
   | { type: 'text.end'; id: string }
-  | { type: 'tool.start'; id: string; name: string }
+  /** `attempt` and `retryOf` mark a retry: a new call that repeats a failed one. */
+  | { type: 'tool.start'; id: string; name: string; attempt?: number; retryOf?: string }
   | { type: 'tool.args'; id: string; delta: string }
   | { type: 'tool.args_end'; id: string }
   | { type: 'tool.running'; id: string }
-  | { type: 'tool.result'; id: string; result: unknown }
-  | { type: 'tool.error'; id: string; error: AgentErrorInfo }
-  | { type: 'approval.request'; id: string; description: string; risk?: string; toolCallId?: string }
-  | { type: 'approval.resolved'; id: string; decision: 'approved' | 'rejected' | 'modified' | 'expired' }
+  | { type: 'tool.result'; id: string; result: unknown; meta?: Meta }
+  | { type: 'tool.error'; id: string; error: AgentErrorInfo; meta?: Meta }
+  | { type: 'tool.cancelled'; id: string; reason: string }
+  | {
+      type: 'approval.request';
+      id: string;
+      description: string;
+      risk?: string;
+      toolCallId?: string;
+      data?: unknown;
+      editable?: boolean;
+      version?: string | number;
+    }
+  | {
+      type: 'approval.resolved';
+      id: string;
+      decision: 'approved' | 'rejected' | 'modified' | 'expired';
+      data?: unknown;
+      meta?: Meta;
+    }
   | { type: 'task.start'; id: string; title: string }
   | { type: 'task.progress'; id: string; progress: number }
   | { type: 'task.end'; id: string }
@@ -23,9 +42,22 @@ export type LocalAgentChunk =
   | { type: 'artifact.version'; id: string; version: number; content: string }
   | { type: 'artifact.end'; id: string }
   | { type: 'error'; error: AgentErrorInfo }
+  /** The runtime stopped the run on the user's `run.cancel`: what is open is cancelled, then the run. */
+  | { type: 'cancelled'; reason: string }
   | { type: 'done'; usage?: AgentUsage; pendingToolCallIds?: string[]; pendingApprovalIds?: string[] };
 
-/** One step of a scripted agent; the local runtime turns each into chunks. */
+/**
+ * Where a step that needs an answer gets it. `continuation` (the default): the run ends
+ * listing the tool call or approval as pending, and the answer comes with the run that
+ * continues it. `command`: the run waits, still running, for the command that answers it
+ * (`tool.submit_result`, `approval.resolve`), then goes on.
+ */
+export type LocalAgentWaitFor = 'command' | 'continuation';
+
+/**
+ * One step of a scripted agent; the local runtime turns each into chunks. Entity ids are
+ * `<step type>-<step index>` (`tool-2`), and a retry of a tool call `<first call's id>-retry-<attempt>`.
+ */
 export type LocalAgentStep =
   | { type: 'reasoning'; deltas: string[]; redacted?: boolean }
   | { type: 'text'; deltas: string[] }
@@ -35,7 +67,17 @@ export type LocalAgentStep =
       argumentDeltas: string[];
       /** What the tool returned; omit it (and `error`) for a tool the application executes. */
       result?: unknown;
+      /** The tool failed. When `retryable`, a `tool.retry` command while the run runs makes a new attempt. */
       error?: AgentErrorInfo;
+      /**
+       * What a retry returns. Without it (and without `retryError`) every retry fails again
+       * with `error`: the runtime never makes a result up.
+       */
+      retryResult?: unknown;
+      /** What a retry fails with, instead of `error`; it wins over `retryResult`. */
+      retryError?: AgentErrorInfo;
+      /** For a tool the application executes: whether the run ends waiting for its result or waits for it running. */
+      waitFor?: LocalAgentWaitFor;
     }
   | {
       type: 'approval';
@@ -43,11 +85,20 @@ export type LocalAgentStep =
       risk?: string;
       /** The tool call it is about: the id of an earlier tool step, `tool-<its index>`. */
       toolCallId?: string;
+      /** What the user is asked to approve, and may edit (a `modified` decision). */
+      data?: unknown;
+      /** `false`: the runtime refuses a `modified` decision. */
+      editable?: boolean;
+      /** The request's version: an `approval.resolve` whose `expectedVersion` differs is refused. */
+      version?: string | number;
       /**
-       * How the runtime resolves it; omit it to leave the approval waiting for the user: the
-       * run then ends listing it in `pendingApprovalIds`.
+       * How the runtime resolves it by itself; omit it to leave the approval to the user, as
+       * `waitFor` says. Waiting in the run, an approved or modified answer lets the script go
+       * on; a rejected one stops it: a tool call the approval names that is still waiting is
+       * cancelled (`approval_rejected`), and the run completes with no further step.
        */
       decision?: 'approved' | 'rejected' | 'modified' | 'expired';
+      waitFor?: LocalAgentWaitFor;
     }
   | { type: 'task'; title: string; progress: number[] }
   | { type: 'artifact'; mediaType: string; title?: string; versions: string[] }
@@ -55,9 +106,16 @@ export type LocalAgentStep =
   | { type: 'fail'; error: AgentErrorInfo }
   /** The runtime reports an error in the stream and ends. */
   | { type: 'error'; error: AgentErrorInfo }
-  /** The runtime hangs here until the run is aborted. */
+  /** The runtime hangs here until the run is aborted or cancelled; it still carries out commands. */
   | { type: 'stall' }
-  | { type: 'wait'; ms: number };
+  /** The runtime pauses; it carries out commands (a tool retry, a cancel) meanwhile. */
+  | { type: 'wait'; ms: number }
+  /**
+   * The run waits for the user's next command that it can carry out (a `tool.retry`), carries
+   * it out, and goes on; after `timeoutMs` it goes on without one. No `timeoutMs`: it waits
+   * until a command, a `run.cancel` or an abort.
+   */
+  | { type: 'await_command'; timeoutMs?: number };
 
 /**
  * A scripted agent run for the local provider.
@@ -67,6 +125,7 @@ export type LocalAgentStep =
  *   steps: [
  *     { type: 'reasoning', deltas: ['Need the weather.'] },
  *     { type: 'tool', name: 'weather', argumentDeltas: ['{"city":"Paris"}'], result: { celsius: 14 } },
+ *     { type: 'approval', description: 'Email the team?', waitFor: 'command' },
  *     { type: 'text', deltas: ['It is ', '14 °C.'] },
  *   ],
  *   delayMs: 30,
