@@ -54,6 +54,7 @@ export {
   selectRun,
   selectRunningRuns,
   selectToolCall,
+  selectToolCallAttempts,
   selectVisibleReasoning,
 } from './selectors';
 export { sessionMachine } from './sessionMachine';

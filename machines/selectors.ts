@@ -26,6 +26,43 @@ export function selectToolCall(
   return getOwn(state.toolCalls, getAgentEntityKey(target.runId, target.toolCallId));
 }
 
+/**
+ * Every attempt of a tool call, first to latest: the call a retry chain started with, then
+ * each retry (`retryOf` the one before, `attempt` counting up), whichever attempt is named.
+ * A failed attempt stays as it was; the latest is the last item. Empty when the call is unknown.
+ *
+ * @example
+ * const attempts = selectToolCallAttempts(state, { runId, toolCallId: 'search-1' });
+ * attempts.map((call) => [call.attempt, call.status]); // [[1, 'failed'], [2, 'completed']]
+ */
+export function selectToolCallAttempts(
+  state: AgentState,
+  target: { runId: string; toolCallId: string },
+): AgentToolCallState[] {
+  let first = selectToolCall(state, target);
+  const visited = new Set<string>();
+  while (first?.retryOf !== undefined && !visited.has(first.id)) {
+    visited.add(first.id);
+    const previous = selectToolCall(state, { runId: target.runId, toolCallId: first.retryOf });
+    if (previous === undefined) break;
+    first = previous;
+  }
+  if (first === undefined) return [];
+  // One pass over the run's tool calls in arrival order: a retry always arrives after its original.
+  const chain = [first];
+  const inChain = new Set([first.id]);
+  for (const { kind, key } of state.order) {
+    if (kind !== 'toolCall') continue;
+    const call = getOwn(state.toolCalls, key);
+    if (call?.runId !== target.runId || call.retryOf === undefined || inChain.has(call.id)) continue;
+    if (call.retryOf === chain[chain.length - 1]?.id) {
+      chain.push(call);
+      inChain.add(call.id);
+    }
+  }
+  return chain;
+}
+
 /** One approval of one run, or `undefined`. */
 export function selectApproval(
   state: AgentState,

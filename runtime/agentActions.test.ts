@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { selectPendingInput, selectToolCall } from '../machines/selectors';
+import { selectPendingInput, selectToolCall, selectToolCallAttempts } from '../machines/selectors';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { AgentCommandError } from '../providers/AgentCommandError';
 import { createRemoteRuntime, type RemoteRun } from '../tests/support/remoteRuntime';
@@ -271,6 +271,19 @@ describe('agentActions.retryTool', () => {
       retryOf: 'call-1',
       result: { hits: 3 },
     });
+    for (const toolCallId of ['call-1', 'call-1-2']) {
+      expect(
+        selectToolCallAttempts(state, { runId: run.runId, toolCallId }).map((call) => [
+          call.id,
+          call.attempt,
+          call.status,
+        ]),
+      ).toEqual([
+        ['call-1', 1, 'failed'],
+        ['call-1-2', 2, 'completed'],
+      ]);
+    }
+    expect(selectToolCallAttempts(state, { runId: run.runId, toolCallId: 'nope' })).toEqual([]);
     expect(state.order.filter((ref) => ref.kind === 'toolCall').map((ref) => ref.key)).toEqual([
       getAgentEntityKey(run.runId, 'call-1'),
       getAgentEntityKey(run.runId, 'call-1-2'),
