@@ -2,7 +2,11 @@ import type { AgentState } from '../machines/agentState';
 import { getOwn } from '../machines/agentStateProjection';
 import { isWaitingForInput } from '../machines/pendingInput';
 import { selectPendingInput } from '../machines/selectors';
-import type { AgentApprovalAnswer } from '../providers/AgentProvider';
+import { AgentCommandError } from '../providers/AgentCommandError';
+import type { AgentApprovalAnswer, AgentRunContinuation, AnyAgentProvider } from '../providers/AgentProvider';
+import type { AgentRunResult } from '../providers/runAgentProvider';
+import type { CommandRunner } from './createCommandRunner';
+import type { RuntimeCore } from './runtimeCore';
 
 /** An answer to an approval a run ended waiting on, and the command that gave it. */
 export interface RecordedAnswer {
@@ -53,4 +57,92 @@ export function answersFor(
     else if (dismissRest) out.push({ approvalId: approval.id, status: 'cancelled' });
   }
   return out;
+}
+
+/** Starts a run of the conversation: the runtime's `request`, with a continuation and its place in a chain. */
+export type StartRun = (
+  input: unknown,
+  provider: AnyAgentProvider,
+  continuation: AgentRunContinuation | undefined,
+  autoDepth: number,
+) => Promise<AgentRunResult>;
+
+export interface AgentLoopOptions {
+  autoContinue: boolean;
+  maxAutoContinuations: number;
+  /** An automatic continuation broke off (its provider broke the contract, say). */
+  onError(error: unknown): void;
+}
+
+/** How the conversation goes on after a run that ended waiting for input. */
+export interface AgentLoop {
+  /** A waiting run got input: continue it when it has everything, within the automatic budget. */
+  onInput(runId: string): void;
+  /** `agentActions.continueRun`: continue now; approvals not answered go as `cancelled`. */
+  continueRun(runId: string): Promise<AgentRunResult>;
+}
+
+/**
+ * The agent loop: once a run that ended waiting for input has every tool result and answer
+ * it waited for, a run continues it, with its input, its provider and the answers, and the
+ * answers' commands are settled by what that run did. Automatic continuations in a row are
+ * bounded; a user's request starts the count again.
+ */
+export function createAgentLoop(
+  core: RuntimeCore,
+  runner: () => CommandRunner,
+  startRun: StartRun,
+  options: AgentLoopOptions,
+): AgentLoop {
+  const { store } = core;
+  /** Waiting runs a continuation has been started for. */
+  const continued = new Set<string>();
+
+  const inputOf = (runId: string): unknown =>
+    core.runs.has(runId) ? core.runs.get(runId)?.input : getOwn(store.getSnapshot().runs, runId)?.input;
+
+  const continueWaitingRun = async (runId: string, dismissRest: boolean, autoDepth: number) => {
+    const approvals = answersFor(store.getSnapshot(), runId, runner().answersOf(runId), dismissRest);
+    continued.add(runId);
+    let result: AgentRunResult | undefined;
+    let failure: unknown;
+    try {
+      result = await startRun(inputOf(runId), core.providerOf(runId), { runId, approvals }, autoDepth);
+      return result;
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      runner().settleAnswers(
+        runId,
+        result === undefined ? 'broke off' : `ended ${result.status}`,
+        failure ?? result?.error,
+      );
+      // Answers not resolved: the run still waits, and new answers may continue it again.
+      const state = store.getSnapshot();
+      const run = getOwn(state.runs, runId);
+      if (run !== undefined && isWaitingForInput(state, run)) continued.delete(runId);
+    }
+  };
+
+  return {
+    onInput(runId) {
+      if (!options.autoContinue || continued.has(runId)) return;
+      const depth = (core.runs.get(runId)?.autoDepth ?? 0) + 1;
+      if (depth > options.maxAutoContinuations) return;
+      if (!isReadyToContinue(store.getSnapshot(), runId, runner().answersOf(runId))) return;
+      continueWaitingRun(runId, false, depth).catch(options.onError);
+    },
+    async continueRun(runId) {
+      const run = getOwn(store.getSnapshot().runs, runId);
+      const listed = (run?.pendingToolCallIds?.length ?? 0) + (run?.pendingApprovalIds?.length ?? 0);
+      if (run?.sessionId !== core.sessionId || run.status !== 'completed' || listed === 0 || continued.has(runId)) {
+        throw new AgentCommandError(
+          'invalid_command',
+          `continueRun refused: run "${runId}" did not end waiting for input in this conversation, or was continued`,
+        );
+      }
+      return continueWaitingRun(runId, true, 0);
+    },
+  };
 }

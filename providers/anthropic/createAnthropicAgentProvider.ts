@@ -1,3 +1,4 @@
+import { AgentValidationError } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentTransport } from '../../transports/AgentTransport';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
@@ -12,6 +13,7 @@ import {
   mapAnthropicEvent,
 } from './mapAnthropicEvent';
 import { AnthropicStreamError } from './readAnthropicEvent';
+import { toAnthropicMessages, toAnthropicSystem } from './toAnthropicMessages';
 
 /** A message as the Messages API takes it. */
 export interface AnthropicMessage {
@@ -19,8 +21,18 @@ export interface AnthropicMessage {
   content: string | Array<Record<string, unknown>>;
 }
 
+/**
+ * What one request sends. Either the whole conversation (`messages`, sent as they are), or
+ * the user's new `prompt`, sent after the conversation so far, which the provider builds from
+ * the session's AgentState (`toAnthropicMessages`). A run that continues one waiting for
+ * input needs neither: its request is the conversation, tool results included.
+ */
 export interface AnthropicInput {
-  messages: AnthropicMessage[];
+  /** The conversation to send as it is; given, it wins over the session's history and `prompt`. */
+  messages?: AnthropicMessage[];
+  /** The user's new message, sent after the session's conversation so far. */
+  prompt?: string;
+  /** The request's `system`. Missing, a conversation built from the session sends the session's system messages. */
   system?: string | Array<Record<string, unknown>>;
   tools?: Array<Record<string, unknown>>;
   /** Extra request fields (thinking, temperature, tool_choice, ...), sent as they are. */
@@ -71,6 +83,11 @@ function isRetryable(error: unknown): boolean {
  * not a stream event, or a tool_use block without a name, fails the run with an
  * `AnthropicEventError`; a tool_use block with an empty id gets one.
  *
+ * The request's messages are the input's `messages` when it gives them; otherwise the
+ * session's conversation so far (from `history`, thinking and its signatures included, see
+ * `toAnthropicMessages`) and the input's `prompt`, which a continuing run does not send. An
+ * input with nothing to send fails the run with an `AgentValidationError` (code `invalid_input`).
+ *
  * @example
  * const provider = createAnthropicAgentProvider({
  *   apiKey: process.env.ANTHROPIC_API_KEY,
@@ -79,8 +96,9 @@ function isRetryable(error: unknown): boolean {
  * });
  * await runAgentProvider({
  *   provider,
- *   input: { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools },
+ *   input: { prompt: 'Weather in Paris?', system: 'Be brief.', tools },
  *   sessionId: 'chat-1',
+ *   history: store.getSnapshot(),
  *   onEvent: store.dispatch,
  * });
  */
@@ -111,9 +129,11 @@ export function createAnthropicAgentProvider(
     capabilities: { eventTypes: ANTHROPIC_EVENT_TYPES },
     transport,
     createContext: createAnthropicContext,
-    start(input, { events }) {
+    start(input, { events, continuation }) {
       const out: AgentEvent[] = [events.emit('run.started', { input })];
-      const last = input.messages.at(-1);
+      // A continuing run says nothing new: its request carries the conversation.
+      if (continuation !== undefined) return out;
+      const last = input.messages === undefined ? promptMessage(input.prompt) : input.messages.at(-1);
       if (last?.role === 'user') {
         const content =
           typeof last.content === 'string'
@@ -130,15 +150,20 @@ export function createAnthropicAgentProvider(
       }
       return out;
     },
-    prepareRequest(input) {
+    prepareRequest(input, context) {
       const request: AnthropicRequest = {
         ...input.body,
         model: options.model,
         max_tokens: options.maxTokens,
-        messages: input.messages,
+        messages: requestMessages(input, context),
         stream: true,
       };
-      if (input.system !== undefined) request.system = input.system;
+      const system =
+        input.system ??
+        (input.messages === undefined && context.history !== undefined
+          ? toAnthropicSystem(context.history, context.events.sessionId)
+          : undefined);
+      if (system !== undefined) request.system = system;
       if (input.tools !== undefined) request.tools = input.tools;
       return request;
     },
@@ -146,4 +171,40 @@ export function createAnthropicAgentProvider(
     incompleteStream: ANTHROPIC_INCOMPLETE_STREAM,
     isRetryable,
   });
+}
+
+function promptMessage(prompt: string | undefined): AnthropicMessage | undefined {
+  return prompt === undefined ? undefined : { role: 'user', content: prompt };
+}
+
+/**
+ * The input's messages when it gives them; else the session's conversation and the prompt
+ * (a continuing run sends no prompt). Throws when that leaves nothing to send.
+ */
+function requestMessages(input: AnthropicInput, context: AnthropicContext): AnthropicMessage[] {
+  if (input.messages !== undefined) return input.messages;
+  const { history, continuation, events } = context;
+  const messages = history === undefined ? [] : toAnthropicMessages(history, events.sessionId);
+  const prompt = continuation === undefined ? promptMessage(input.prompt) : undefined;
+  if (prompt !== undefined) {
+    // The API wants roles to alternate: a prompt after a user turn (tool results) joins it.
+    const last = messages.at(-1);
+    if (last?.role === 'user') messages[messages.length - 1] = joinUserTurns(last, prompt);
+    else messages.push(prompt);
+  }
+  if (messages.length === 0) {
+    throw new AgentValidationError('Anthropic input', {
+      path: 'prompt',
+      reason: 'expected messages or a prompt',
+      message: 'nothing to send: no messages, no prompt, and no conversation in the session to continue',
+    });
+  }
+  return messages;
+}
+
+/** Two user turns as one, the first one's blocks (tool results) first. */
+function joinUserTurns(first: AnthropicMessage, second: AnthropicMessage): AnthropicMessage {
+  const blocks = (content: AnthropicMessage['content']) =>
+    typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+  return { role: 'user', content: [...blocks(first.content), ...blocks(second.content)] };
 }

@@ -1,5 +1,6 @@
 import type { AgentErrorInfo, AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
 import type { SSEChunk } from '../../transports/createSSETransport';
+import type { AgentProviderContextOptions } from '../AgentProvider';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
 import { anthropicUsage } from './anthropicUsage';
 import {
@@ -32,6 +33,10 @@ type Block =
 
 export interface AnthropicContext {
   events: AgentRunEmitter;
+  /** The session's AgentState as the run started: the request's conversation, unless the input gives messages. */
+  history: AgentProviderContextOptions['history'];
+  /** Given when the run continues one that ended waiting for input: the request sends no new prompt. */
+  continuation: AgentProviderContextOptions['continuation'];
   /** The Messages API's id of the response (`msg_...`); its text blocks are messages `<id>:<index>`. */
   messageId: string;
   /** The last text block's message: the one the tool calls that follow it belong to. */
@@ -45,10 +50,15 @@ export interface AnthropicContext {
   model: string | undefined;
 }
 
-/** A fresh context for one run. */
-export function createAnthropicContext(events: AgentRunEmitter): AnthropicContext {
+/** A fresh context for one run, keeping the conversation it continues. */
+export function createAnthropicContext(
+  events: AgentRunEmitter,
+  options: Pick<AgentProviderContextOptions, 'history' | 'continuation'> = {},
+): AnthropicContext {
   return {
     events,
+    history: options.history,
+    continuation: options.continuation,
     messageId: `message-${events.runId}`,
     textMessageId: undefined,
     blocks: new Map(),

@@ -1,4 +1,5 @@
 import type { AgentContentPart } from '../../protocol/contentSchemas';
+import { AgentValidationError } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentTransport } from '../../transports/AgentTransport';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
@@ -13,6 +14,7 @@ import {
   type OpenAIContext,
 } from './mapOpenAIChunk';
 import { fromOpenAIContent, type OpenAIContentPart, toOpenAIContent } from './openAIContent';
+import { toOpenAIMessages } from './toOpenAIMessages';
 
 export type { OpenAIContext } from './mapOpenAIChunk';
 export { OpenAIStreamError } from './readOpenAIChunk';
@@ -29,8 +31,19 @@ export interface OpenAIChatMessage {
   tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
 }
 
+/**
+ * What one request sends. Either the whole conversation (`messages`, sent as they are), or
+ * the user's new `prompt`, sent after the conversation so far, which the provider builds from
+ * the session's AgentState (`toOpenAIMessages`). A run that continues one waiting for input
+ * needs neither: its request is the conversation, tool results included.
+ */
 export interface OpenAIChatInput {
-  messages: OpenAIChatMessage[];
+  /** The conversation to send as it is; given, it wins over the session's history and `prompt`. */
+  messages?: OpenAIChatMessage[];
+  /** The user's new message, sent after the session's conversation so far. */
+  prompt?: string;
+  /** Instructions sent first, as a system message, before the messages (given or built). */
+  system?: string;
   tools?: Array<Record<string, unknown>>;
   toolChoice?: unknown;
   /** Extra request fields (temperature, reasoning_effort, ...), sent as they are. */
@@ -71,6 +84,11 @@ const OPENAI_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'toolCal
  * chunk, or a tool call without a name, fails the run with an `OpenAIChunkError`; a tool
  * call without an id (or with an empty one) gets one.
  *
+ * The request's messages are the input's `messages` when it gives them; otherwise the
+ * session's conversation so far (from `history`, see `toOpenAIMessages`) and the input's
+ * `prompt`, which a continuing run does not send. An input with nothing to send fails the
+ * run with an `AgentValidationError` (code `invalid_input`).
+ *
  * @example
  * const provider = createOpenAICompatibleAgentProvider({
  *   baseURL: 'https://api.openai.com/v1',
@@ -79,8 +97,9 @@ const OPENAI_EVENT_TYPES = eventTypesOf(['run', 'message', 'reasoning', 'toolCal
  * });
  * await runAgentProvider({
  *   provider,
- *   input: { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools },
+ *   input: { prompt: 'Weather in Paris?', tools },
  *   sessionId: 'chat-1',
+ *   history: store.getSnapshot(),
  *   onEvent: store.dispatch,
  * });
  */
@@ -106,9 +125,11 @@ export function createOpenAICompatibleAgentProvider(
     capabilities: { eventTypes: OPENAI_EVENT_TYPES },
     transport,
     createContext: createOpenAIContext,
-    start(input, { events }) {
+    start(input, { events, continuation }) {
       const out: AgentEvent[] = [events.emit('run.started', { input })];
-      const last = input.messages.at(-1);
+      // A continuing run says nothing new: its request carries the conversation.
+      if (continuation !== undefined) return out;
+      const last = input.messages === undefined ? promptMessage(input.prompt) : input.messages.at(-1);
       if (last?.role === 'user') {
         const content = fromOpenAIContent(last.content);
         out.push(
@@ -123,11 +144,11 @@ export function createOpenAICompatibleAgentProvider(
       }
       return out;
     },
-    prepareRequest(input) {
+    prepareRequest(input, context) {
       const request: OpenAIChatRequest = {
         ...input.body,
         model: options.model,
-        messages: input.messages.map(toOpenAIMessage),
+        messages: requestMessages(input, context),
         stream: true,
         stream_options: { include_usage: true },
       };
@@ -141,6 +162,36 @@ export function createOpenAICompatibleAgentProvider(
     incompleteStream: OPENAI_INCOMPLETE_STREAM,
     isRetryable: classify,
   });
+}
+
+function promptMessage(prompt: string | undefined): OpenAIChatMessage | undefined {
+  return prompt === undefined ? undefined : { role: 'user', content: prompt };
+}
+
+/** The request's messages: the input's system instructions, then the conversation. */
+function requestMessages(input: OpenAIChatInput, context: OpenAIContext): OpenAIChatMessage[] {
+  const conversation = conversationOf(input, context);
+  return input.system === undefined ? conversation : [{ role: 'system', content: input.system }, ...conversation];
+}
+
+/**
+ * The input's messages when it gives them; else the session's conversation and the prompt
+ * (a continuing run sends no prompt). Throws when that leaves nothing to send.
+ */
+function conversationOf(input: OpenAIChatInput, context: OpenAIContext): OpenAIChatMessage[] {
+  if (input.messages !== undefined) return input.messages.map(toOpenAIMessage);
+  const { history, continuation, events } = context;
+  const messages = history === undefined ? [] : toOpenAIMessages(history, events.sessionId);
+  const prompt = continuation === undefined ? promptMessage(input.prompt) : undefined;
+  if (prompt !== undefined) messages.push(prompt);
+  if (messages.length === 0) {
+    throw new AgentValidationError('OpenAI chat input', {
+      path: 'prompt',
+      reason: 'expected messages or a prompt',
+      message: 'nothing to send: no messages, no prompt, and no conversation in the session to continue',
+    });
+  }
+  return messages;
 }
 
 /** A message with our content parts turned into OpenAI's; string or null content stays as it is. */

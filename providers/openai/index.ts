@@ -11,3 +11,4 @@ export type { OpenAIContentPart } from './openAIContent';
 export { fromOpenAIContent, toOpenAIContent } from './openAIContent';
 export type { OpenAIChunkDelta, OpenAICompletionChunk, OpenAIToolCallFragment } from './readOpenAIChunk';
 export { OpenAIChunkError, OpenAIStreamError, readOpenAIChunk } from './readOpenAIChunk';
+export { toOpenAIMessages } from './toOpenAIMessages';

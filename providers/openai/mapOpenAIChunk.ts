@@ -1,5 +1,6 @@
 import type { AgentErrorInfo, AgentEvent, AgentUsage } from '../../protocol/eventSchemas';
 import type { SSEChunk } from '../../transports/createSSETransport';
+import type { AgentProviderContextOptions } from '../AgentProvider';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
 import { type OpenAIChunkDelta, OpenAIChunkError, OpenAIStreamError, readOpenAIChunk } from './readOpenAIChunk';
 
@@ -16,6 +17,10 @@ interface ToolSlot {
 
 export interface OpenAIContext {
   events: AgentRunEmitter;
+  /** The session's AgentState as the run started: the request's conversation, unless the input gives messages. */
+  history: AgentProviderContextOptions['history'];
+  /** Given when the run continues one that ended waiting for input: the request sends no new prompt. */
+  continuation: AgentProviderContextOptions['continuation'];
   messageId: string | undefined;
   reasoningId: string | undefined;
   /** Tool calls by their `index` in the stream: the id stays what the first fragment said. */
@@ -31,10 +36,15 @@ export interface OpenAIContext {
   refused: boolean;
 }
 
-/** A fresh context for one run. */
-export function createOpenAIContext(events: AgentRunEmitter): OpenAIContext {
+/** A fresh context for one run, keeping the conversation it continues. */
+export function createOpenAIContext(
+  events: AgentRunEmitter,
+  options: Pick<AgentProviderContextOptions, 'history' | 'continuation'> = {},
+): OpenAIContext {
   return {
     events,
+    history: options.history,
+    continuation: options.continuation,
     messageId: undefined,
     reasoningId: undefined,
     tools: new Map(),

@@ -1,0 +1,329 @@
+import { type Actor, createActor, fromPromise } from 'xstate';
+import { getOwn } from '../machines/agentStateProjection';
+import { isWaitingForInput } from '../machines/pendingInput';
+import type { AgentEventAdmission } from '../protocol/admittedEvents';
+import type {
+  AgentCommand,
+  AgentCommandOf,
+  AgentCommandPayloadMap,
+  AgentCommandType,
+} from '../protocol/commandSchemas';
+import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
+import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
+import type { AgentEvent } from '../protocol/eventSchemas';
+import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import { parseAgentCommand } from '../protocol/parseAgentEvent';
+import { AgentCommandError } from '../providers/AgentCommandError';
+import type { AnyAgentProvider } from '../providers/AgentProvider';
+import { runAgentCommand } from '../providers/runAgentCommand';
+import { getAgentCommandKey } from './agentCommandKeys';
+import type { RecordedAnswer } from './agentLoop';
+import { commandLaneMachine } from './commandLaneMachine';
+import { explainCommandRefusal } from './explainCommandRefusal';
+import type { RuntimeCore } from './runtimeCore';
+
+/** What an action resolves with: the command it created, or sent again. */
+export interface AgentActionResult {
+  commandId: string;
+  idempotencyKey: string;
+}
+
+/** A command submitted and not settled yet. `provider` is undefined for input settled here. */
+interface LiveCommand {
+  command: AgentCommand;
+  provider: AnyAgentProvider | undefined;
+  controller: AbortController;
+  resolve: (result: AgentActionResult) => void;
+  reject: (error: AgentCommandError) => void;
+}
+
+type CommandLane = Actor<typeof commandLaneMachine>;
+
+const RUN_TERMINALS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+function sameJson(left: unknown, right: unknown): boolean {
+  return JSON.stringify(left) === JSON.stringify(right);
+}
+
+function toCommandError(error: unknown): AgentCommandError {
+  if (AgentCommandError.isInstance(error)) return error;
+  // What the store threw at the command's events (strict mode), or anything else unforeseen.
+  const message = error instanceof Error ? error.message : String(error);
+  return new AgentCommandError('protocol_error', `The command's events were refused: ${message}`, { cause: error });
+}
+
+export interface CommandRunnerOptions {
+  cancelTimeoutMs: number;
+  /** A waiting run got input here (a client tool result, an answer): it may be ready to continue. */
+  onInput(runId: string): void;
+}
+
+/** The commands of one conversation: made, checked, queued per run, carried out and settled. */
+export interface CommandRunner {
+  /** Checks and submits one command; see `AgentActions`. */
+  act<Type extends AgentCommandType>(
+    type: Type,
+    runId: string,
+    payload: AgentCommandPayloadMap[Type],
+  ): Promise<AgentActionResult>;
+  /** Puts an event into the store, and notices the terminal events commands wait for. */
+  dispatch(event: AgentEvent, admission?: AgentEventAdmission): void;
+  /** The answers kept for the approvals a run ended waiting on. */
+  answersOf(runId: string): ReadonlyMap<string, RecordedAnswer> | undefined;
+  /**
+   * After the run that carried a waiting run's answers ended: each answer whose approval is
+   * resolved succeeded; the others failed (their approvals wait again).
+   */
+  settleAnswers(runId: string, how: string, cause: unknown): void;
+  /** Drops every command stream in flight: their commands fail `interrupted`. */
+  abort(reason: unknown): void;
+  /** Forgets the command states of a run that has finished, once none is submitting. */
+  forgetIfFinished(runId: string): void;
+}
+
+/**
+ * The command side of the interaction runtime. A command is checked before anything is
+ * made (schema, the provider's capability, the run's lane, then the machines through
+ * `store.submit`: the runtime never decides a precondition with its own `if`s, it only
+ * explains the machines' refusal), then carried out in its run's lane through
+ * `runAgentCommand`, or settled here: a waiting run's tool results become its events, and
+ * answers to its approvals wait for the run that continues it.
+ */
+export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOptions): CommandRunner {
+  const { store, book, sessionId, now } = core;
+  const commands = new Map<string, LiveCommand>();
+  const lanes = new Map<string, CommandLane>();
+  const answers = new Map<string, Map<string, RecordedAnswer>>();
+  /** Who waits for a run's terminal event (a cancel waiting for its confirmation). */
+  const terminalWaiters = new Map<string, Set<() => void>>();
+
+  const forgetIfFinished = (runId: string) => {
+    const state = store.getSnapshot();
+    const run = getOwn(state.runs, runId);
+    if (run === undefined || run.status === 'running' || isWaitingForInput(state, run)) return;
+    if (book.hasSubmitting(runId) || (answers.get(runId)?.size ?? 0) > 0) return;
+    book.forgetRun(runId);
+    answers.delete(runId);
+    lanes.get(runId)?.stop();
+    lanes.delete(runId);
+    core.schedule();
+  };
+
+  const dispatch = (event: AgentEvent, admission?: AgentEventAdmission) => {
+    store.dispatch(event, admission);
+    if (!RUN_TERMINALS.has(event.type)) return;
+    const waiters = terminalWaiters.get(event.runId);
+    if (waiters !== undefined) for (const wake of [...waiters]) wake();
+    forgetIfFinished(event.runId);
+  };
+
+  const succeed = (live: LiveCommand) => {
+    commands.delete(live.command.commandId);
+    store.settle(live.command);
+    book.settle(live.command, undefined);
+    core.schedule();
+    live.resolve({ commandId: live.command.commandId, idempotencyKey: live.command.idempotencyKey });
+    forgetIfFinished(live.command.runId);
+  };
+
+  const fail = (live: LiveCommand, error: AgentCommandError) => {
+    commands.delete(live.command.commandId);
+    store.settle(live.command);
+    book.settle(live.command, error);
+    if (live.command.type === 'run.cancel') lanes.get(live.command.runId)?.send({ type: 'lane.cancel_settled' });
+    core.schedule();
+    live.reject(error);
+    forgetIfFinished(live.command.runId);
+  };
+
+  /** Waits for the run's terminal event, or fails `interrupted` after the cancel timeout. */
+  const waitForTerminal = (runId: string, signal: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const status = getOwn(store.getSnapshot().runs, runId)?.status;
+      if (status !== undefined && status !== 'running') {
+        resolve();
+        return;
+      }
+      const waiters = terminalWaiters.get(runId) ?? new Set<() => void>();
+      terminalWaiters.set(runId, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        waiters.delete(wake);
+        if (waiters.size === 0) terminalWaiters.delete(runId);
+      };
+      const wake = () => {
+        done();
+        resolve();
+      };
+      const onAbort = () => {
+        done();
+        const message = 'The cancel was interrupted before the runtime confirmed it';
+        reject(new AgentCommandError('interrupted', message, { retryable: true, cause: signal.reason }));
+      };
+      const timer = setTimeout(() => {
+        done();
+        const message = `The runtime did not confirm the cancel of run "${runId}" within ${options.cancelTimeoutMs} ms; the run stays as it is`;
+        reject(new AgentCommandError('interrupted', message, { retryable: true }));
+      }, options.cancelTimeoutMs);
+      waiters.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+
+  /** After the runtime confirmed a cancel, the run's own stream is closed here, quietly. */
+  const closeCancelledRun = (runId: string) => {
+    const status = getOwn(store.getSnapshot().runs, runId)?.status;
+    if (status !== 'cancelled') {
+      throw new AgentCommandError('provider_error', `Run "${runId}" ended ${status} instead of cancelled`);
+    }
+    const run = core.runs.get(runId);
+    if (run?.controller !== undefined) {
+      run.closedByCommand = true;
+      run.controller.abort(new DOMException('The run was cancelled by the runtime', 'AbortError'));
+    }
+  };
+
+  /** Settles a tool call a waiting run left to the application, with an event of that run. */
+  const settleClientTool = (command: AgentCommandOf<'tool.submit_result'>) => {
+    const initialSequence = store.getSnapshot().lastSequenceByRun[command.runId] ?? 0;
+    const events = createAgentEventFactory({ sessionId, runId: command.runId, initialSequence, now });
+    const meta = { agentstate: { executedBy: 'client', commandId: command.commandId } };
+    const { toolCallId, result, error } = command.payload;
+    dispatch(
+      error !== undefined
+        ? events.create('tool.failed', { toolCallId, error }, { meta })
+        : events.create('tool.completed', result === undefined ? { toolCallId } : { toolCallId, result }, { meta }),
+    );
+  };
+
+  /** Carries out one command, in its run's lane. Never rejects: the outcome is the command's state. */
+  const execute = async (commandId: string) => {
+    const live = commands.get(commandId);
+    if (live === undefined) return;
+    const { command } = live;
+    try {
+      if (live.provider === undefined) {
+        settleClientTool(command as AgentCommandOf<'tool.submit_result'>);
+      } else {
+        await runAgentCommand({
+          provider: live.provider,
+          command,
+          signal: live.controller.signal,
+          initialSequence: store.getSnapshot().lastSequenceByRun[command.runId] ?? 0,
+          onEvent: dispatch,
+          now,
+        });
+        if (command.type === 'run.cancel') {
+          await waitForTerminal(command.runId, live.controller.signal);
+          closeCancelledRun(command.runId);
+        }
+      }
+      succeed(live);
+    } catch (error) {
+      fail(live, toCommandError(error));
+    }
+    if (command.type === 'tool.submit_result') options.onInput(command.runId);
+  };
+
+  const laneOf = (runId: string): CommandLane => {
+    let lane = lanes.get(runId);
+    if (lane === undefined) {
+      const run = ({ input }: { input: { commandId: string } }) => execute(input.commandId);
+      lane = createActor(commandLaneMachine.provide({ actors: { execute: fromPromise(run) } }), { input: { runId } });
+      lane.start();
+      lanes.set(runId, lane);
+    }
+    return lane;
+  };
+
+  /** Keeps an answer to an approval a run ended waiting on, for the run that continues it. */
+  const recordAnswer = (command: AgentCommandOf<'approval.resolve'>) => {
+    const { approvalId, decision, data } = command.payload;
+    const recorded = answers.get(command.runId) ?? new Map<string, RecordedAnswer>();
+    answers.set(command.runId, recorded);
+    const answer = { approvalId, status: 'resolved' as const, decision, ...(data === undefined ? {} : { data }) };
+    recorded.set(approvalId, { answer, commandId: command.commandId });
+    options.onInput(command.runId);
+  };
+
+  const act = <Type extends AgentCommandType>(
+    type: Type,
+    runId: string,
+    payload: AgentCommandPayloadMap[Type],
+  ): Promise<AgentActionResult> => {
+    const state = store.getSnapshot();
+    const run = getOwn(state.runs, runId);
+    // A waiting run's input is settled here (tool results) or carried by its continuation (answers).
+    const local =
+      run !== undefined &&
+      isWaitingForInput(state, run) &&
+      (type === 'tool.submit_result' || type === 'approval.resolve');
+    const provider = local ? undefined : core.providerOf(runId);
+    const factory = createAgentCommandFactory({ sessionId, runId, now });
+    const fresh = factory.create(type, payload);
+    const latest = book.latest(getAgentCommandKey(fresh));
+    // The same intent sent again keeps its command id and idempotency key; a changed one is new.
+    const command =
+      latest !== undefined && latest.status !== 'submitting' && sameJson(latest.command.payload, payload)
+        ? factory.resend(latest.command as AgentCommandOf<Type>)
+        : fresh;
+    const parsed = parseAgentCommand(command);
+    if (!parsed.success) {
+      return Promise.reject(new AgentCommandError('invalid_command', `Invalid ${type}: ${parsed.error.message}`));
+    }
+    if (
+      provider !== undefined &&
+      (!(provider.capabilities.commands ?? []).includes(type) || typeof provider.executeCommand !== 'function')
+    ) {
+      const message = `Provider "${provider.id}" does not support ${type}`;
+      return Promise.reject(new AgentCommandError('unsupported_capability', message));
+    }
+    const lane = laneOf(runId);
+    const laneEvent = { type: 'lane.enqueue', commandId: command.commandId, cancels: type === 'run.cancel' } as const;
+    if (!local && !lane.getSnapshot().can(laneEvent)) {
+      const message = `Run "${runId}" is being cancelled: later commands are refused`;
+      return Promise.reject(new AgentCommandError('invalid_command', message));
+    }
+    if (!store.submit(command)) {
+      const reason = explainCommandRefusal(store.getSnapshot(), command);
+      forgetIfFinished(runId);
+      return Promise.reject(new AgentCommandError('invalid_command', `${type} refused: ${reason}`));
+    }
+    return new Promise<AgentActionResult>((resolve, reject) => {
+      commands.set(command.commandId, { command, provider, controller: new AbortController(), resolve, reject });
+      book.submitting(command);
+      core.schedule();
+      if (local && type === 'approval.resolve') recordAnswer(command as AgentCommandOf<'approval.resolve'>);
+      else lane.send(laneEvent);
+    });
+  };
+
+  const settleAnswers = (runId: string, how: string, cause: unknown) => {
+    const recorded = answers.get(runId);
+    if (recorded === undefined) return;
+    const state = store.getSnapshot();
+    for (const [approvalId, { commandId }] of [...recorded]) {
+      recorded.delete(approvalId);
+      const live = commands.get(commandId);
+      if (live === undefined) continue;
+      if (getOwn(state.approvals, getAgentEntityKey(runId, approvalId))?.status === 'resolved') {
+        succeed(live);
+        continue;
+      }
+      const message = `The run that continued run "${runId}" ${how} without resolving approval "${approvalId}"`;
+      fail(live, new AgentCommandError('provider_error', message, { retryable: true, cause }));
+    }
+    forgetIfFinished(runId);
+  };
+
+  return {
+    act,
+    dispatch,
+    answersOf: (runId) => answers.get(runId),
+    settleAnswers,
+    abort(reason) {
+      for (const live of commands.values()) live.controller.abort(reason);
+    },
+    forgetIfFinished,
+  };
+}

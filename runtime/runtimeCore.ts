@@ -1,0 +1,28 @@
+import type { AgentStore } from '../machines/createAgentStore';
+import type { AnyAgentProvider } from '../providers/AgentProvider';
+import type { CommandBook } from './commandBook';
+
+/** A run the runtime started. */
+export interface RuntimeRun {
+  provider: AnyAgentProvider;
+  input: unknown;
+  /** While its stream is open. */
+  controller: AbortController | undefined;
+  /** A cancel was confirmed: the stream is closed here and its last events are dropped. */
+  closedByCommand: boolean;
+  /** Automatic continuations in a row that led to this run. */
+  autoDepth: number;
+}
+
+/** What the parts of one interaction runtime share: its conversation, runs and command states. */
+export interface RuntimeCore {
+  readonly sessionId: string;
+  readonly now: () => number;
+  readonly store: AgentStore;
+  readonly runs: Map<string, RuntimeRun>;
+  readonly book: CommandBook;
+  /** Tells the runtime's listeners, in a task of their own. */
+  schedule(): void;
+  /** The provider a run's commands and continuations go to: the one that ran it here, else the runtime's. */
+  providerOf(runId: string): AnyAgentProvider;
+}
