@@ -8,12 +8,14 @@ import { bundleSize } from './bundleSize';
 // The hostile-input checks (plain JSON with a depth limit, patch limits, clean restores),
 // runs that wait for input, activities and extensions raised the core by 3.4 KB; the
 // entity-kind table, the store's parts and the schema-guided restore copy by 0.7 KB more.
+// The interaction runtime under the hook (commands and their runner, command lanes, command
+// states, the agent loop with continuations) added 4.8 KB to the React entry.
 const budgets = [
   { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 43 },
   {
     contents: "export * from './dist/index.js'; export * from './dist/react.js';",
     name: 'agentstate + agentstate/react',
-    limitKb: 46,
+    limitKb: 51,
   },
 ];
 
