@@ -95,15 +95,62 @@ describe('packaging: agentstate/providers has the validator, without vitest', ()
   });
 });
 
+describe('packaging: agentstate/runtime works without React installed', () => {
+  const script = (load: string) => `
+    ${load}
+    const provider = providers.createLocalAgentProvider({
+      script: { steps: [{ type: 'tool', name: 'search', argumentDeltas: ['{}'], error: { message: 'down', retryable: true } }, { type: 'await_command', timeoutMs: 2000 }, { type: 'text', deltas: ['Done'] }] },
+    });
+    const chat = runtime.createXChatRuntime({ provider, sessionId: 'packed' });
+    const running = chat.request({ prompt: 'Hi' });
+    const result = {};
+    setTimeout(async () => {
+      const runId = Object.keys(chat.getSnapshot().agentState.runs)[0];
+      try { require('react'); result.react = 'installed'; } catch (error) { result.react = error.code; }
+      await chat.agentActions.retryTool({ runId, toolCallId: 'tool-0' });
+      result.run = (await running).status;
+      result.attempts = Object.values(chat.getSnapshot().agentState.toolCalls).map((call) => [call.attempt, call.status]);
+      result.commandError = typeof runtime.AgentCommandError;
+      console.log(JSON.stringify(result));
+    }, 50);`;
+  const expected = {
+    react: 'MODULE_NOT_FOUND',
+    run: 'completed',
+    attempts: [
+      [1, 'failed'],
+      [2, 'failed'],
+    ],
+    commandError: 'function',
+  };
+
+  it('runs the agent loop from the CommonJS build', () => {
+    const output = runNode(
+      'runtime.cjs',
+      script(`const runtime = require('agentstate/runtime'); const providers = require('agentstate/providers');`),
+    );
+    expect(output).toEqual(expected);
+  });
+
+  it('runs the agent loop from the ES module build', () => {
+    const output = runNode(
+      'runtime.mjs',
+      script(`import * as runtime from 'agentstate/runtime'; import * as providers from 'agentstate/providers';
+      import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);`),
+    );
+    expect(output).toEqual(expected);
+  });
+});
+
 // Every error class, by the entry that exports it, with arguments for its constructor.
 const errorClasses = `
   const entries = ['agentstate', 'agentstate/providers', 'agentstate/transports', 'agentstate/providers/openai',
-    'agentstate/providers/anthropic', 'agentstate/providers/agui'];
+    'agentstate/providers/anthropic', 'agentstate/providers/agui', 'agentstate/runtime'];
   const argumentsByClass = {
     AgentError: ['code', 'message'],
     AgentValidationError: ['state', { path: 'runs', reason: 'r', message: 'm' }],
     AgentProtocolError: [{ code: 'invalid_event', message: 'm' }],
     AgentProviderError: ['invalid_event', 'p', 'reason'],
+    AgentCommandError: ['invalid_command', 'message'],
     AgentTransportError: ['aborted', 'message'],
     LocalAgentRuntimeError: ['message', 'code'],
     OpenAIStreamError: ['message', 'code', 'type'],
