@@ -1,92 +1,113 @@
-// `npm start`: runs the embedded local runtime through the provider runner and the store,
-// printing each event as it arrives and the timeline at the end. The run ends waiting for the
-// user's approval, which the store's machines say can be given now. No network, no API key.
-import {
-  type AgentEvent,
-  createAgentCommandFactory,
-  createAgentStore,
-  getAgentEntityKey,
-  selectAgentTimeline,
-} from '../index';
-import { createLocalAgentProvider, runAgentProvider } from '../providers/index';
+// `npm start`: a scripted agent on the embedded local runtime, driven through the interaction
+// runtime as a user would drive it: the demo "user" retries the tool that failed, approves the
+// email in the run, and runs a client-side tool, after which the conversation continues by
+// itself. Every action goes through `agentActions`, checked by the machines. No network, no key.
+import { selectAgentTimeline, selectPendingInput } from '../index';
+import { createLocalAgentProvider, type LocalAgentScript } from '../providers/index';
+import { createXChatRuntime } from '../runtime/index';
+
+const firstTurn: LocalAgentScript = {
+  delayMs: 15,
+  usage: { inputTokens: 42, outputTokens: 31 },
+  steps: [
+    { type: 'reasoning', deltas: ['The user wants ', 'two cities; ', 'call the weather tool twice.'] },
+    { type: 'task', title: 'Look up two forecasts', progress: [0.5, 1] },
+    {
+      type: 'tool',
+      name: 'get_weather',
+      argumentDeltas: ['{"city":', '"Paris"}'],
+      result: { city: 'Paris', celsius: 14 },
+    },
+    {
+      type: 'tool',
+      name: 'get_weather',
+      argumentDeltas: ['{"city":', '"Rome"}'],
+      error: { message: 'upstream timeout', code: 'timeout', retryable: true },
+      retryResult: { city: 'Rome', celsius: 21 },
+    },
+    // The run waits here for the user's next command: the retry.
+    { type: 'await_command', timeoutMs: 5_000 },
+    { type: 'approval', description: 'Email the forecast to the team?', risk: 'low', waitFor: 'command' },
+    {
+      type: 'artifact',
+      mediaType: 'text/markdown',
+      title: 'Forecast',
+      versions: ['# Paris\n14 °C', '# Paris\n14 °C\n# Rome\n21 °C'],
+    },
+    { type: 'text', deltas: ['Paris is 14 °C, ', 'Rome 21 °C. ', 'Sending the email now.'] },
+    // A tool the application runs: the run ends waiting for its result.
+    { type: 'tool', name: 'send_email', argumentDeltas: ['{"to":"team@example.com"}'] },
+  ],
+};
 
 const provider = createLocalAgentProvider({
-  script: {
-    delayMs: 15,
-    usage: { inputTokens: 42, outputTokens: 31 },
-    steps: [
-      { type: 'reasoning', deltas: ['The user wants ', 'two cities; ', 'call the weather tool twice.'] },
-      { type: 'task', title: 'Look up two forecasts', progress: [0.5, 1] },
-      {
-        type: 'tool',
-        name: 'get_weather',
-        argumentDeltas: ['{"city":', '"Paris"}'],
-        result: { city: 'Paris', celsius: 14 },
-      },
-      {
-        type: 'tool',
-        name: 'get_weather',
-        argumentDeltas: ['{"city":', '"Rome"}'],
-        error: { message: 'upstream timeout', code: 'timeout', retryable: true },
-      },
-      // No decision: the approval waits for the user, and the run ends listing it as pending.
-      { type: 'approval', description: 'Email the forecast to the team?', risk: 'low' },
-      {
-        type: 'artifact',
-        mediaType: 'text/markdown',
-        title: 'Forecast',
-        versions: ['# Paris\n14 °C', '# Paris\n14 °C\n# Rome\n?'],
-      },
-      {
-        type: 'text',
-        deltas: ['Paris is 14 °C. ', 'Rome did not answer; ', 'you can retry that lookup. ', 'Shall I email the team?'],
-      },
-    ],
-  },
+  script: (_input, turn) =>
+    turn.continuation === undefined
+      ? firstTurn
+      : { delayMs: 15, steps: [{ type: 'text', deltas: [`Done: ${JSON.stringify(turn.toolResults[0]?.result)}.`] }] },
 });
 
-const sessionId = 'demo-session';
-const runId = 'run-1';
-const store = createAgentStore();
-const commands = createAgentCommandFactory({ sessionId, runId });
-const retry = commands.create('tool.retry', { toolCallId: 'tool-3' });
-const approve = commands.create('approval.resolve', { approvalId: 'approval-4', decision: 'approved' });
+const chat = createXChatRuntime({ provider, sessionId: 'demo-session' });
+const acted = new Set<string>();
+const act = (key: string, what: string, action: () => Promise<unknown>) => {
+  if (acted.has(key)) return;
+  acted.add(key);
+  console.log(`user: ${what}`);
+  action().then(
+    () => console.log(`      ${what}: succeeded`),
+    (error: unknown) => console.log(`      ${what}: ${String(error)}`),
+  );
+};
 
-const result = await runAgentProvider({
-  provider,
-  input: { prompt: 'What is the weather in Paris and Rome?' },
-  sessionId,
-  runId,
-  onEvent(event: AgentEvent) {
-    store.dispatch(event);
-    console.log(`#${String(event.sequence).padStart(2)} ${event.type}`);
-    if (event.type === 'tool.failed')
-      console.log(`    the user may retry ${event.payload.toolCallId}: ${store.can(retry)}`);
-  },
-});
-
-const state = store.getSnapshot();
-console.log('\nTimeline');
-for (const item of selectAgentTimeline(state, { runId, includeReasoning: true })) {
-  let detail = '';
-  if (item.kind === 'message' || item.kind === 'reasoning') detail = JSON.stringify(item.entity.content ?? '');
-  if (item.kind === 'toolCall') {
-    const outcome = item.entity.result ?? item.entity.error?.message;
-    detail = `${item.entity.name}(${item.entity.arguments}) -> ${JSON.stringify(outcome)}`;
+// What a UI would do on each change: offer the actions the state allows.
+chat.subscribe(() => {
+  const { agentState } = chat.getSnapshot();
+  for (const call of Object.values(agentState.toolCalls)) {
+    if (call.status === 'failed' && call.error?.retryable && call.attempt === 1) {
+      act(call.key, `retry ${call.name} ${call.arguments}`, () =>
+        chat.agentActions.retryTool({ runId: call.runId, toolCallId: call.id }),
+      );
+    }
   }
-  if (item.kind === 'approval')
-    detail = `${item.entity.description} -> ${item.entity.decision ?? 'waiting for the user'}`;
-  if (item.kind === 'task') detail = `${item.entity.title} (${Math.round((item.entity.progress ?? 0) * 100)}%)`;
-  if (item.kind === 'artifact') detail = `${item.entity.title} v${item.entity.version}`;
-  console.log(`  ${item.kind.padEnd(9)} ${item.entity.status.padEnd(18)} ${detail}`);
+  for (const approval of Object.values(agentState.approvals)) {
+    if (approval.status === 'waiting') {
+      act(approval.key, `approve "${approval.description}"`, () =>
+        chat.agentActions.resolveApproval({ runId: approval.runId, approvalId: approval.id, decision: 'approved' }),
+      );
+    }
+  }
+  for (const run of Object.values(agentState.runs)) {
+    for (const call of selectPendingInput(agentState, run.id).toolCalls) {
+      act(call.key, `run ${call.name} on the client`, () =>
+        chat.agentActions.submitToolResult({ runId: run.id, toolCallId: call.id, result: { sent: true } }),
+      );
+    }
+  }
+});
+
+const first = await chat.request({ prompt: 'What is the weather in Paris and Rome? Email it to the team.' });
+// The continuation starts once the client tool's result is in; wait for it to end.
+while (chat.getSnapshot().isRequesting || Object.keys(chat.getSnapshot().agentState.runs).length < 2) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
 }
-const run = state.runs[runId];
-const answer = state.messages[getAgentEntityKey(runId, 'text-6')];
+
+const state = chat.getSnapshot().agentState;
+for (const run of Object.values(state.runs)) {
+  const continues = run.continuesRunId === undefined ? '' : ` (continues ${run.continuesRunId.slice(0, 8)})`;
+  console.log(`\nRun ${run.id.slice(0, 8)}${continues}: ${run.status}`);
+  for (const item of selectAgentTimeline(state, { runId: run.id, includeReasoning: true })) {
+    let detail = '';
+    if (item.kind === 'message' || item.kind === 'reasoning') detail = JSON.stringify(item.entity.content ?? '');
+    if (item.kind === 'toolCall') {
+      const outcome = item.entity.result ?? item.entity.error?.message;
+      detail = `${item.entity.name}(${item.entity.arguments}) attempt ${item.entity.attempt} -> ${JSON.stringify(outcome)}`;
+    }
+    if (item.kind === 'approval') detail = `${item.entity.description} -> ${item.entity.decision ?? 'waiting'}`;
+    if (item.kind === 'task') detail = `${item.entity.title} (${Math.round((item.entity.progress ?? 0) * 100)}%)`;
+    if (item.kind === 'artifact') detail = `${item.entity.title} v${item.entity.version}`;
+    console.log(`  ${item.kind.padEnd(9)} ${item.entity.status.padEnd(18)} ${detail}`);
+  }
+}
 console.log(
-  `\nrun ${runId}: ${result.status}, usage ${JSON.stringify(run?.usage)}, protocol issues: ${state.issues.length}`,
+  `\nfirst run ${first.status}, usage ${JSON.stringify(state.runs[first.runId]?.usage)}; protocol issues: ${state.issues.length}`,
 );
-console.log(`answer: ${answer?.content}`);
-console.log(
-  `waiting for the user: ${JSON.stringify(run?.pendingApprovalIds)}; the user may approve: ${store.can(approve)}`,
-);
-store.destroy();
