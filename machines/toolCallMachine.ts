@@ -36,15 +36,24 @@ export type ToolCallMachineEvent =
 
 /**
  * Where a tool call waits for the application's result: it accepts one `tool.submit_result`
- * at a time; the result itself arrives as `tool.completed` or `tool.failed`.
+ * at a time; the result itself arrives as `tool.completed` or `tool.failed`. `tool.running`
+ * moves a call awaiting execution to running and keeps a submission in flight.
  */
-const awaitingResult = {
-  initial: 'idle',
-  states: {
-    idle: { on: { 'tool.submit_result': { target: 'submitting' } } },
-    submitting: { on: { 'store.command_settled': { target: 'idle' } } },
-  },
-} as const;
+function awaitingResult(running: { target: string; actions: 'markRunning' } | undefined, submitting: string) {
+  const onRunning = (target: string) =>
+    running === undefined ? {} : { 'tool.running': { target, actions: running.actions } };
+  return {
+    initial: 'idle',
+    states: {
+      idle: {
+        on: { 'tool.submit_result': { target: 'submitting' }, ...onRunning(`${running?.target}.idle`) },
+      },
+      submitting: {
+        on: { 'store.command_settled': { target: 'idle' }, ...onRunning(submitting) },
+      },
+    },
+  } as const;
+}
 
 function completeArguments(entity: AgentToolCallState, text: string, timestamp: number): AgentToolCallState {
   const next: AgentToolCallState = { ...entity, status: 'awaiting_execution', arguments: text, updatedAt: timestamp };
@@ -164,11 +173,13 @@ export const toolCallMachine = setup({
         },
         awaiting_execution: {
           tags: ['settleable'],
-          on: { 'tool.running': { target: 'running', actions: 'markRunning' } },
-          ...awaitingResult,
+          ...awaitingResult(
+            { target: '#toolCall.open.running', actions: 'markRunning' },
+            '#toolCall.open.running.submitting',
+          ),
         },
         // Settleable: a run may end with a tool the application is running (a client-side tool).
-        running: { tags: ['settleable'], ...awaitingResult },
+        running: { tags: ['settleable'], ...awaitingResult(undefined, '') },
       },
     },
     retryable: {

@@ -1,4 +1,6 @@
-import type { AGUIEvent } from '@ag-ui/core';
+import type { AGUIEvent, Message as AgUIMessage } from '@ag-ui/core';
+import type { AgentState } from '../../machines/agentState';
+import type { AgentApprovalAnswer, AgentRunContinuation } from '../AgentProvider';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
 
 export type LaneKind = 'text' | 'tool' | 'reasoning';
@@ -16,6 +18,14 @@ export interface AgUIContextState {
   openSteps: Map<string, string[]>;
   stepCount: number;
   serverRun: { threadId: string; runId: string } | undefined;
+  /** The session's AgentState as the run starts: the conversation the request carries. */
+  history: AgentState | undefined;
+  /** The waiting run this one continues, and the answers to its approvals. */
+  continuation: AgentRunContinuation | undefined;
+  /** Answers the resumed stream has not confirmed yet: its first event turns them into `approval.resolved`. */
+  unconfirmedAnswers: readonly AgentApprovalAnswer[];
+  /** The request's messages, built once from the input or the history. */
+  requestMessages: AgUIMessage[] | undefined;
 }
 
 /**

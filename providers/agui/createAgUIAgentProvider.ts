@@ -1,12 +1,4 @@
-import type {
-  AGUIEvent,
-  Context as AgUIContext,
-  Message as AgUIMessage,
-  Tool as AgUITool,
-  BaseEvent,
-  ResumeEntry,
-  RunAgentInput,
-} from '@ag-ui/core';
+import type { AGUIEvent, BaseEvent, RunAgentInput } from '@ag-ui/core';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentTransport } from '../../transports/AgentTransport';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
@@ -17,24 +9,14 @@ import { eventTypesOf } from '../eventTypeGroups';
 import { type AgUIContextState, subagentMeta, subagentRunIdOf } from './agUIContext';
 import { mapExtension } from './agUIExtensions';
 import { closeAllLanes, closeLaneThen, lanesToClose, mapChunk } from './agUILanes';
-import { checkSnapshotNames, contentOf, hydrateMessage } from './agUIMessages';
+import { checkSnapshotNames, hydrateMessage } from './agUIMessages';
+import { type AgUIAgentInput, prepareAgUIRequest, userMessageEventsOf } from './agUIRequest';
+import { confirmResume } from './agUIResume';
 import { finishRun } from './agUIRunFinished';
 import { AgUIEventError, readAgUIChunk } from './parseAgUIEvent';
 
-/** What a run of an AG-UI agent starts from: the AG-UI `RunAgentInput` fields the caller owns. */
 export type { AgUIContextState } from './agUIContext';
-
-export interface AgUIAgentInput {
-  messages: AgUIMessage[];
-  /** Default: the session id. */
-  threadId?: string;
-  tools?: AgUITool[];
-  context?: AgUIContext[];
-  state?: unknown;
-  forwardedProps?: unknown;
-  /** Answers to the interrupts a previous run ended with. */
-  resume?: ResumeEntry[];
-}
+export type { AgUIAgentInput } from './agUIRequest';
 
 /** An AG-UI CUSTOM, RAW, ACTIVITY_* or SUBAGENT_* event, handed to the application as it is. */
 export interface AgUIExtensionEvent {
@@ -135,8 +117,10 @@ function mapEvent(event: AGUIEvent, context: AgUIContextState, options: AgUIAgen
     case 'TOOL_CALL_RESULT': {
       context.toolResults.add(event.toolCallId);
       const content = event.content;
+      // The tool message's id, so the next request's history answers the call under the same id.
+      const meta = { meta: { agui: { resultMessageId: event.messageId } } };
       return closeLaneThen(context, lane, () =>
-        events.emit('tool.completed', { toolCallId: event.toolCallId, result: content }),
+        events.emit('tool.completed', { toolCallId: event.toolCallId, result: content }, meta),
       );
     }
     case 'TEXT_MESSAGE_CHUNK':
@@ -216,16 +200,28 @@ function mapEvent(event: AGUIEvent, context: AgUIContextState, options: AgUIAgen
  * `extension.emitted` (`agui.custom`, `agui.raw`, `agui.subagent_started`, ...); those
  * also go to `onExtension`. Empty ids and tool names fail the run with an `AgUIEventError`.
  *
+ * The request carries the input's `messages`, or the session's conversation built from the
+ * run's `history` and the input's `prompt`. A run that continues one waiting on an interrupt
+ * sends the `continuation`'s answers as `resume` entries (`AgUIResumePayload`), and once the
+ * resumed stream starts, reports them as `approval.resolved`; the tool results it streams
+ * settle the waiting run's tool calls. An input that cannot become a request fails the run
+ * with an `AgentValidationError` before anything is sent.
+ *
  * @example
  * const provider = createAgUIAgentProvider({
  *   url: '/api/agent',
  *   headers: { Authorization: `Bearer ${token}` },
  * });
+ * const input = { prompt: 'Clean up the logs' };
+ * const session = { sessionId: 'thread-1', onEvent: store.dispatch };
+ * await runAgentProvider({ provider, input, ...session, runId: 'run-1', history: store.getSnapshot() });
+ * // run-1 ended waiting on the interrupt `int-1`: answer it in a run that continues it.
  * await runAgentProvider({
  *   provider,
- *   input: { messages: [{ id: 'u1', role: 'user', content: 'Plan my trip' }] },
- *   sessionId: 'thread-1',
- *   onEvent: store.dispatch,
+ *   input,
+ *   ...session,
+ *   history: store.getSnapshot(),
+ *   continuation: { runId: 'run-1', approvals: [{ approvalId: 'int-1', status: 'resolved', decision: 'approved' }] },
  * });
  */
 export function createAgUIAgentProvider(
@@ -244,7 +240,7 @@ export function createAgUIAgentProvider(
     id: 'agui',
     capabilities: { eventTypes: AGUI_EVENT_TYPES },
     transport,
-    createContext: (events) => ({
+    createContext: (events, { history, continuation, initialSequence }) => ({
       events,
       threadId: events.sessionId,
       lanes: new Map(),
@@ -254,42 +250,29 @@ export function createAgUIAgentProvider(
       openSteps: new Map(),
       stepCount: 0,
       serverRun: undefined,
+      history,
+      continuation,
+      // A reconnected stream (a sequence to continue after) goes on after a chunk that confirmed them.
+      unconfirmedAnswers: initialSequence > 0 ? [] : (continuation?.approvals ?? []),
+      requestMessages: undefined,
     }),
     start(input, context) {
       if (input.threadId !== undefined) context.threadId = input.threadId;
-      for (const message of input.messages) context.knownMessages.add(message.id);
-      const out: AgentEvent[] = [
+      return [
         context.events.emit(
           'run.started',
           { input },
           { meta: { agui: { threadId: context.threadId, runId: context.events.runId } } },
         ),
+        ...userMessageEventsOf(input, context),
       ];
-      const last = input.messages.at(-1);
-      if (last?.role === 'user') {
-        // The user's new message belongs to this run; the rest of the history is the caller's.
-        const messageId = `${last.id}`;
-        out.push(
-          context.events.emit('message.started', { messageId, role: 'user', content: contentOf(last.content) }),
-          context.events.emit('message.completed', { messageId }),
-        );
-      }
-      return out;
     },
-    prepareRequest(input, context) {
-      const request: RunAgentInput = {
-        threadId: context.threadId,
-        runId: context.events.runId,
-        messages: input.messages,
-        tools: input.tools ?? [],
-        context: input.context ?? [],
-        state: input.state,
-        forwardedProps: input.forwardedProps,
-      };
-      if (input.resume !== undefined) request.resume = input.resume;
-      return request;
+    prepareRequest: prepareAgUIRequest,
+    transformChunk: (chunk, context) => {
+      const event = readAgUIChunk(chunk);
+      if (context.unconfirmedAnswers.length === 0) return mapEvent(event, context, options);
+      return [...confirmResume(event, context), ...mapEvent(event, context, options)];
     },
-    transformChunk: (chunk, context) => mapEvent(readAgUIChunk(chunk), context, options),
     // Chunk streams AG-UI leaves open end with the stream; the run itself did not finish.
     finish: closeAllLanes,
     incompleteStream: {

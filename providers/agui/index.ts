@@ -1,3 +1,4 @@
+export type { AgUIResumePayload } from './agUIResume';
 export type {
   AgUIAgentInput,
   AgUIAgentProviderOptions,
@@ -6,3 +7,4 @@ export type {
 } from './createAgUIAgentProvider';
 export { createAgUIAgentProvider } from './createAgUIAgentProvider';
 export { AgUIEventError, parseAgUIEvent, readAgUIChunk } from './parseAgUIEvent';
+export { toAgUIMessages } from './toAgUIMessages';
