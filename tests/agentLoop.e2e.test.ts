@@ -2,12 +2,17 @@
 // the providers' wire formats: a tool call, the client's result through agentActions, the
 // automatic continuation with the whole conversation on the wire.
 import { fileURLToPath } from 'node:url';
+import { type BaseEvent, EventType, type RunAgentInput } from '@ag-ui/core';
+import { EventEncoder } from '@ag-ui/encoder';
 import { afterAll, describe, expect, it } from 'vitest';
 import { selectPendingInput } from '../machines/selectors';
+import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import { createAgUIAgentProvider } from '../providers/agui/createAgUIAgentProvider';
 import { createAnthropicAgentProvider } from '../providers/anthropic/createAnthropicAgentProvider';
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import { createXChatRuntime, type XChatRuntime } from '../runtime/createXChatRuntime';
 import { startFixtureServer } from './support/fixtureServer';
+import { startHttpServer } from './support/httpServer';
 
 function fixtureServer(provider: 'openai' | 'anthropic', replies: string[]) {
   const directory = fileURLToPath(new URL(`../providers/${provider}/__fixtures__`, import.meta.url));
@@ -127,5 +132,109 @@ describe('the agent loop over Anthropic Messages', async () => {
       { type: 'tool_result', tool_use_id: 'toolu_02', content: 'clock unavailable', is_error: true },
     ]);
     expect(chat.getSnapshot().agentState.issues).toEqual([]);
+  });
+});
+
+describe('the agent loop over AG-UI: an interrupt, the user’s answer, the resumed run', async () => {
+  const encoder = new EventEncoder();
+  /** An agent that stops for approval before deleting files, and deletes them when resumed with an approval. */
+  const server = await startHttpServer(async (request, response) => {
+    const input = JSON.parse(request.body) as RunAgentInput;
+    const { threadId, runId } = input;
+    const answer = input.resume?.[0];
+    const events: BaseEvent[] =
+      answer === undefined
+        ? [
+            { type: EventType.RUN_STARTED, threadId, runId } as BaseEvent,
+            { type: EventType.TOOL_CALL_START, toolCallId: 'call-del', toolCallName: 'delete_files' } as BaseEvent,
+            { type: EventType.TOOL_CALL_ARGS, toolCallId: 'call-del', delta: '{"glob":"*.log"}' } as BaseEvent,
+            { type: EventType.TOOL_CALL_END, toolCallId: 'call-del' } as BaseEvent,
+            {
+              type: EventType.RUN_FINISHED,
+              threadId,
+              runId,
+              outcome: {
+                type: 'interrupt',
+                interrupts: [
+                  { id: 'int-1', reason: 'confirmation', message: 'Delete 12 logs?', toolCallId: 'call-del' },
+                ],
+              },
+            } as BaseEvent,
+          ]
+        : [
+            { type: EventType.RUN_STARTED, threadId, runId } as BaseEvent,
+            {
+              type: EventType.TOOL_CALL_RESULT,
+              messageId: 'result-1',
+              toolCallId: 'call-del',
+              content: answer.status === 'resolved' ? 'deleted 12 files' : 'skipped',
+            } as BaseEvent,
+            { type: EventType.RUN_FINISHED, threadId, runId, outcome: { type: 'success' } } as BaseEvent,
+          ];
+    response.writeHead(200, { 'content-type': encoder.getContentType() });
+    for (const event of events) response.write(encoder.encodeSSE(event));
+    response.end();
+  });
+  afterAll(() => server.close());
+
+  it('resolveApproval on the waiting run resumes it with resume entries; the resumed run settles it', async () => {
+    const chat = createXChatRuntime({ provider: createAgUIAgentProvider({ url: server.url }), sessionId: 'ops' });
+    const first = await chat.request({ prompt: 'Clean up the logs' });
+    const waiting = selectPendingInput(chat.getSnapshot().agentState, first.runId);
+    expect(waiting.approvals.map((approval) => [approval.id, approval.description, approval.toolCallId])).toEqual([
+      ['int-1', 'Delete 12 logs?', 'call-del'],
+    ]);
+    const answered = await chat.agentActions.resolveApproval({
+      runId: first.runId,
+      approvalId: 'int-1',
+      decision: 'approved',
+    });
+    await settled(chat, 2);
+    expect(server.requests).toHaveLength(2);
+    const resumedInput = JSON.parse(server.requests[1]?.body ?? '{}') as RunAgentInput;
+    expect(resumedInput.threadId).toBe('ops');
+    expect(resumedInput.resume).toEqual([
+      { interruptId: 'int-1', status: 'resolved', payload: { decision: 'approved' } },
+    ]);
+    expect(resumedInput.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(resumedInput.messages[1]).toMatchObject({
+      toolCalls: [
+        { id: 'call-del', type: 'function', function: { name: 'delete_files', arguments: '{"glob":"*.log"}' } },
+      ],
+    });
+    const state = chat.getSnapshot().agentState;
+    expect(state.approvals[getAgentEntityKey(first.runId, 'int-1')]).toMatchObject({
+      status: 'resolved',
+      decision: 'approved',
+    });
+    expect(state.toolCalls[getAgentEntityKey(first.runId, 'call-del')]).toMatchObject({
+      status: 'completed',
+      result: 'deleted 12 files',
+    });
+    expect(selectPendingInput(state, first.runId)).toEqual({ toolCalls: [], approvals: [] });
+    const resumed = Object.values(state.runs).find((run) => run.continuesRunId === first.runId);
+    expect(resumed?.status).toBe('completed');
+    expect(state.issues).toEqual([]);
+    // The answer succeeded once the resumed run resolved it; then both runs finished and its state was dropped.
+    expect(answered.commandId).toEqual(expect.any(String));
+    expect(chat.getSnapshot().commandStates).toEqual({});
+  });
+
+  it('continueRun dismisses an unanswered interrupt: the resume entry is cancelled, the approval rejected', async () => {
+    const chat = createXChatRuntime({
+      provider: createAgUIAgentProvider({ url: server.url }),
+      sessionId: 'ops-2',
+      autoContinue: false,
+    });
+    const first = await chat.request({ prompt: 'Clean up the logs' });
+    const before = server.requests.length;
+    await chat.agentActions.continueRun({ runId: first.runId });
+    expect(JSON.parse(server.requests[before]?.body ?? '{}').resume).toEqual([
+      { interruptId: 'int-1', status: 'cancelled' },
+    ]);
+    const state = chat.getSnapshot().agentState;
+    expect(state.approvals[getAgentEntityKey(first.runId, 'int-1')]).toMatchObject({ decision: 'rejected' });
+    expect(state.toolCalls[getAgentEntityKey(first.runId, 'call-del')]).toMatchObject({ result: 'skipped' });
+    expect(state.issues).toEqual([]);
   });
 });
