@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createAgentStore } from '../../machines/createAgentStore';
 import { AGENT_EVENT_TYPES } from '../../protocol/eventSchemas';
 import { runEvents } from '../../tests/support/events';
 import { validateAgentProviderEvents } from './validateAgentProviderEvents';
@@ -131,5 +132,27 @@ describe('validateAgentProviderEvents: the seed tool lifecycle', () => {
         events.create('run.completed', {}),
       ]),
     ).toEqual([]);
+  });
+
+  it('checks a run that continues another against the history it continued', () => {
+    const waiting = runEvents('r1');
+    const store = createAgentStore();
+    store.batch([
+      waiting.create('run.started', {}),
+      waiting.create('approval.requested', { approvalId: 'a1' }),
+      waiting.create('run.completed', { pendingApprovalIds: ['a1'] }),
+    ]);
+    const history = store.getSnapshot();
+    const continuing = runEvents('r2');
+    const events = [
+      continuing.create('run.started', { continuesRunId: 'r1' }),
+      continuing.create('approval.resolved', { approvalId: 'a1', decision: 'approved' }),
+      continuing.create('run.completed', {}),
+    ];
+    expect(validateAgentProviderEvents(all, events, { history })).toEqual([]);
+    // Without the history, the answer names an approval nobody started.
+    expect(codes(validateAgentProviderEvents(all, events))).toEqual(['invalid_lifecycle']);
+    // The history's own issues are not the run's.
+    expect(history.issues).toEqual([]);
   });
 });

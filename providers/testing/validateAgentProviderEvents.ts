@@ -1,3 +1,4 @@
+import type { AgentState } from '../../machines/agentState';
 import { createAgentStore } from '../../machines/createAgentStore';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { checkAgentEvent } from '../../protocol/parseAgentEvent';
@@ -48,6 +49,13 @@ function alreadyReported(code: string, event: unknown, starts: number): boolean 
 export function validateAgentProviderEvents(
   capabilities: AgentProviderCapabilities,
   events: readonly unknown[],
+  options: {
+    /**
+     * The session's AgentState before the run (what `runAgentProvider` got as `history`): a
+     * run that continues another settles that run's entities, which only the history knows.
+     */
+    history?: AgentState;
+  } = {},
 ): AgentProviderValidationIssue[] {
   const issues: AgentProviderValidationIssue[] = [];
   const declared = new Set<string>(capabilities.eventTypes);
@@ -127,8 +135,10 @@ export function validateAgentProviderEvents(
 
   // Lifecycle rules come from the machines: replay what was valid and read the store's issues.
   const store = createAgentStore();
+  if (options.history !== undefined) store.reset(options.history);
+  const before = store.getSnapshot().issues.length;
   store.batch(valid);
-  for (const issue of store.getSnapshot().issues) {
+  for (const issue of store.getSnapshot().issues.slice(before)) {
     if (alreadyReported(issue.code, issue.event, starts)) continue;
     const code = issue.code === 'active_entities_at_terminal' ? 'active_entities_at_terminal' : 'invalid_lifecycle';
     const index = positions.get(issue.event as AgentEvent);
