@@ -7,7 +7,8 @@ export default defineConfig({
       'machines/**/*.test.ts',
       'providers/**/*.test.ts',
       'transports/**/*.test.ts',
-      'react/**/*.test.ts', 'runtime/**/*.test.ts',
+      'react/**/*.test.ts',
+      'runtime/**/*.test.ts',
       'tests/**/*.test.ts',
     ],
     // Type tests (`*.test-d.ts`, next to the code) run through tsc with the other tests:
