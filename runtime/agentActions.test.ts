@@ -632,3 +632,64 @@ describe('the agent loop', () => {
     expect(twice.message).toMatch(/tool call "gps" is completed: it takes no result/);
   });
 });
+
+describe('the runtime keeps commands apart from the conversation (seed 003 §20.3)', () => {
+  it('keeps agentActions stable, reads the latest state, and leaves messages alone when command states change', async () => {
+    const remote = createRemoteRuntime();
+    let release: () => void = () => undefined;
+    remote.setOnCommand(async function* (command, run) {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      if (command.type === 'approval.resolve') {
+        yield run.events.emit('approval.resolved', { approvalId: 'approval-1', decision: 'approved' });
+      }
+    });
+    const { chat, run } = await runWithApproval(remote);
+    const actions = chat.agentActions;
+    const before = chat.getSnapshot();
+    const pending = actions.resolveApproval({ runId: run.runId, approvalId: 'approval-1', decision: 'approved' });
+    const submitting = chat.getSnapshot();
+    expect(chat.agentActions).toBe(actions);
+    // A command state changed: the snapshot is new, the messages and AgentState are the same objects.
+    expect(submitting).not.toBe(before);
+    expect(submitting.messages).toBe(before.messages);
+    expect(submitting.agentState).toBe(before.agentState);
+    // Submitting is not requesting: the run's stream is what makes the chat request.
+    expect(submitting.isRequesting).toBe(true);
+    expect(Object.values(submitting.commandStates).map((state) => state.status)).toEqual(['submitting']);
+    await tick();
+    release();
+    await pending;
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    await settle();
+    const ended = chat.getSnapshot();
+    expect(ended.isRequesting).toBe(false);
+    expect(ended.commandStates).toEqual({});
+  });
+
+  it('releasing the last holder aborts the streams and the commands in flight, and keeps the store', async () => {
+    const remote = createRemoteRuntime();
+    const seen: AbortSignal[] = [];
+    remote.setOnCommand(async function* (_command, _run, signal) {
+      seen.push(signal);
+      await new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    });
+    const { chat, run, result } = await runWithApproval(remote);
+    const release = chat.retain();
+    const pending = chat.agentActions.resolveApproval({
+      runId: run.runId,
+      approvalId: 'approval-1',
+      decision: 'approved',
+    });
+    await settle();
+    release();
+    const error = await rejection(pending);
+    expect(error).toMatchObject({ code: 'interrupted', retryable: true });
+    expect(seen[0]?.aborted).toBe(true);
+    expect((await result).status).toBe('cancelled');
+    // The conversation stays: what streamed is still there.
+    expect(chat.getSnapshot().agentState.approvals[getAgentEntityKey(run.runId, 'approval-1')]).toBeDefined();
+  });
+});
