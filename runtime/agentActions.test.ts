@@ -574,6 +574,28 @@ describe('the agent loop', () => {
     expect(chat.getSnapshot().agentState.approvals[getAgentEntityKey(run.runId, 'pay')]?.status).toBe('resolved');
   });
 
+  it('refuses a cancel or a retry on a run that ended waiting for input, naming why', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', autoContinue: false });
+    const first = remote.nextRun();
+    void chat.request({ prompt: 'Go' });
+    const run = await first;
+    run.push((events) => [
+      events.emit('tool.requested', { toolCallId: 'flaky', name: 'search' }),
+      events.emit('tool.failed', { toolCallId: 'flaky', error: { message: 'down', retryable: true } }),
+      events.emit('approval.requested', { approvalId: 'pay' }),
+      events.emit('run.completed', { pendingApprovalIds: ['pay'] }),
+    ]);
+    run.end();
+    await settle();
+    const cancel = await rejection(chat.agentActions.cancelRun({ runId: run.runId }));
+    expect(cancel.message).toMatch(/has completed and waits for input: it cannot be cancelled/);
+    const retry = await rejection(chat.agentActions.retryTool({ runId: run.runId, toolCallId: 'flaky' }));
+    expect(retry.message).toMatch(/waits for input: a failed tool call cannot be retried/);
+    expect(remote.calls).toEqual([]);
+    expect(chat.getSnapshot().commandStates).toEqual({});
+  });
+
   it('continueRun answers the approvals left unanswered as cancelled', async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', autoContinue: false });
