@@ -103,6 +103,7 @@ const models: Model[] = [
       event('tool.failed', { toolCallId: 't1', error: { message: 'bad input', retryable: false } }),
       event('tool.cancelled', { toolCallId: 't1', reason: 'user' }),
       command('tool.retry', { toolCallId: 't1' }),
+      command('tool.submit_result', { toolCallId: 't1', result: { hits: 1 } }),
       settled,
     ],
   ),

@@ -59,10 +59,14 @@ export class LocalAgentCommandInbox {
     const known = this.byIdempotencyKey.get(command.idempotencyKey);
     if (known !== undefined) return known;
     if (this.closed) return Promise.reject(this.endedError(command));
+    // A command its sender gave up on is forgotten with its key: sent again, it is delivered anew.
+    let withdrawn = false;
     const delivered = new Promise<void>((resolve, reject) => {
       const withdraw = () => {
         if (delivery.settled) return;
         delivery.settled = true;
+        withdrawn = true;
+        this.byIdempotencyKey.delete(command.idempotencyKey);
         // Left in the queue as a hole, so the run never takes a command its sender gave up.
         const index = this.queue.indexOf(delivery, this.head);
         if (index >= 0) this.queue[index] = undefined;
@@ -94,7 +98,7 @@ export class LocalAgentCommandInbox {
       this.queue.push(delivery);
       this.wake?.();
     });
-    this.byIdempotencyKey.set(command.idempotencyKey, delivered);
+    if (!withdrawn) this.byIdempotencyKey.set(command.idempotencyKey, delivered);
     return delivered;
   }
 
