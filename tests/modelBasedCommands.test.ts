@@ -1140,9 +1140,9 @@ describeModel(resultModel);
 describeModel(cancelModel);
 
 describe('commands withdrawn and sent again (found by the command paths)', () => {
-  // LocalAgentCommandInbox.deliver keeps a withdrawn delivery's rejection under its idempotency
-  // key, so the command sent again (same key, as `resend` and the runtime's "same intent again"
-  // make it) fails `interrupted` (retryable: true) forever without reaching the run.
+  // A delivery withdrawn before the run took it fails `interrupted` (retryable: true); the same
+  // command sent again (same key, as `resend` and the runtime's "same intent again" make it)
+  // must reach the run, not the first delivery's cached rejection.
   it('the local provider takes a command sent again after the first was withdrawn before the run took it', async () => {
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => {
