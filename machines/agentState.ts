@@ -63,6 +63,8 @@ export interface AgentToolCallState extends AgentEntityBase {
   result?: unknown;
   attempt: number;
   retryOf?: string;
+  /** The tool call that retried this one: a failed call is retried once. */
+  retriedBy?: string;
   messageId?: string;
 }
 

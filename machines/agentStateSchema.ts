@@ -88,6 +88,7 @@ const entrySchemas = {
     result: data,
     attempt: z.number().check(z.int(), z.gte(1)),
     retryOf: text,
+    retriedBy: text,
     messageId: text,
   }),
   approvals: z.object({

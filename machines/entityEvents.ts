@@ -83,7 +83,12 @@ export function isFinalEntityStatus(kind: AgentEntityKind, entity: AgentEntitySt
   const finalStatuses: readonly string[] = AGENT_ENTITY_KIND_TABLE[kind].finalStatuses;
   return (
     finalStatuses.includes(entity.status) &&
-    !(kind === 'toolCall' && entity.status === 'failed' && entity.error?.retryable === true)
+    !(
+      kind === 'toolCall' &&
+      entity.status === 'failed' &&
+      entity.error?.retryable === true &&
+      (entity as AgentToolCallState).retriedBy === undefined
+    )
   );
 }
 

@@ -14,6 +14,13 @@ import {
 } from './entityLifecycle';
 import type { StoreCommandSettledEvent, StoreTerminateEvent } from './entityUpdates';
 
+/** Sent by the store when a new tool call names this one as `retryOf`: it takes no other retry. */
+export interface StoreRetriedEvent {
+  type: 'store.retried';
+  toolCallId: string;
+  timestamp: number;
+}
+
 /** Sent by the store when a run ends listing this tool in `pendingToolCallIds`. */
 export interface StoreSettlePendingEvent {
   type: 'store.settle_pending';
@@ -31,6 +38,7 @@ export type ToolCallMachineEvent =
     >
   | StoreTerminateEvent
   | StoreSettlePendingEvent
+  | StoreRetriedEvent
   | CommandMachineEvent<'tool.retry' | 'tool.submit_result'>
   | StoreCommandSettledEvent;
 
@@ -72,7 +80,8 @@ function completeArguments(entity: AgentToolCallState, text: string, timestamp: 
  * where `tool.running`, `tool.completed` and `tool.failed` may also follow the argument
  * stream directly (the seed's lifecycle) and complete the arguments as they do.
  * A failure marked `retryable` accepts the `tool.retry` command (the retry itself arrives
- * as a new tool call with `retryOf`); a call awaiting execution or running accepts the
+ * as a new tool call with `retryOf`, after which this one records `retriedBy` and takes no
+ * other retry); a call awaiting execution or running accepts the
  * application's `tool.submit_result`; while a command is submitting, a second is refused.
  */
 export const toolCallMachine = setup({
@@ -84,7 +93,9 @@ export const toolCallMachine = setup({
   guards: {
     hasStatus,
     wasRetryableFailure: ({ context }) =>
-      context.entity.status === 'failed' && context.entity.error?.retryable === true,
+      context.entity.status === 'failed' &&
+      context.entity.error?.retryable === true &&
+      context.entity.retriedBy === undefined,
     isRetryableFailure: ({ event }) => {
       assertEvent(event, 'tool.failed');
       return event.payload.error.retryable === true;
@@ -121,6 +132,12 @@ export const toolCallMachine = setup({
     fail: assign({ entity: failedBy<AgentToolCallState>('tool.failed') }),
     cancel: assign({ entity: cancelledBy<AgentToolCallState>('tool.cancelled') }),
     terminate: assign({ entity: terminated<AgentToolCallState>() }),
+    markRetried: assign({
+      entity: ({ context, event }) => {
+        assertEvent(event, 'store.retried');
+        return { ...context.entity, retriedBy: event.toolCallId, updatedAt: event.timestamp };
+      },
+    }),
   },
 }).createMachine({
   id: 'toolCall',
@@ -182,12 +199,14 @@ export const toolCallMachine = setup({
         running: { tags: ['settleable'], ...awaitingResult(undefined, '') },
       },
     },
+    // A failure that may be retried, until its retry arrives: then it is failed for good.
     retryable: {
       initial: 'idle',
       states: {
         idle: { on: { 'tool.retry': { target: 'submitting' } } },
         submitting: { on: { 'store.command_settled': { target: 'idle' } } },
       },
+      on: { 'store.retried': { target: 'failed', actions: 'markRetried' } },
     },
     ...FINAL_STATES,
   },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { selectPendingInput, selectToolCall, selectToolCallAttempts } from '../machines/selectors';
+import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { AgentCommandError } from '../providers/AgentCommandError';
 import { createRemoteRuntime, type RemoteRun } from '../tests/support/remoteRuntime';
@@ -284,6 +285,16 @@ describe('agentActions.retryTool', () => {
       ]);
     }
     expect(selectToolCallAttempts(state, { runId: run.runId, toolCallId: 'nope' })).toEqual([]);
+    // The failed call records its retry and takes no other, through a restore too.
+    expect(selectToolCall(state, { runId: run.runId, toolCallId: 'call-1' })?.retriedBy).toBe('call-1-2');
+    const again = await rejection(chat.agentActions.retryTool({ runId: run.runId, toolCallId: 'call-1' }));
+    expect(again.message).toMatch(/tool call "call-1" was already retried as "call-1-2"/);
+    chat.store.reset(JSON.parse(JSON.stringify(chat.store.getSnapshot())));
+    const retryOnce = createAgentCommandFactory({ sessionId: 'session-1', runId: run.runId }).create('tool.retry', {
+      toolCallId: 'call-1',
+    });
+    expect(chat.store.can(retryOnce)).toBe(false);
+    expect(remote.calls).toHaveLength(1);
     expect(state.order.filter((ref) => ref.kind === 'toolCall').map((ref) => ref.key)).toEqual([
       getAgentEntityKey(run.runId, 'call-1'),
       getAgentEntityKey(run.runId, 'call-1-2'),

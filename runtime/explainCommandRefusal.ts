@@ -24,6 +24,7 @@ function toolCallRefusal(toolCall: AgentToolCallState, command: AgentCommand): s
   if (command.type === 'tool.retry') {
     if (toolCall.status !== 'failed') return `${name} is ${toolCall.status}, not failed`;
     if (toolCall.error?.retryable !== true) return `${name} failed without retryable: true`;
+    if (toolCall.retriedBy !== undefined) return `${name} was already retried as "${toolCall.retriedBy}"`;
     return `a retry of ${name} is already submitting`;
   }
   if (toolCall.status !== 'awaiting_execution' && toolCall.status !== 'running') {

@@ -27,6 +27,9 @@ export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEv
     const entity = createEntityRecord(event as EntityStartEvent, key);
     core.projection.addEntity(route.kind, entity);
     spawnEntities(run, [{ kind: route.kind, actorId: handle.actorId, entity }]);
+    if (event.type === 'tool.requested' && event.payload.retryOf !== undefined) {
+      markRetried(core, run, event.payload.retryOf, entityId, event.timestamp);
+    }
     return APPLIED;
   }
   const existing = own ?? awaitedByContinuedRun(run, route.kind, entityId);
@@ -50,6 +53,16 @@ export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEv
   }
   recordEntity(core, existing);
   return APPLIED;
+}
+
+/** A retry arrived: the failed call it retries records it, and takes no other retry. */
+function markRetried(core: StoreCore, run: RunHandle, retryOf: string, toolCallId: string, timestamp: number): void {
+  const original = run.entities.toolCall.get(retryOf);
+  const ref = original?.ref;
+  if (original === undefined || ref === undefined) return;
+  const before = ref.getSnapshot();
+  ref.send({ type: 'store.retried', toolCallId, timestamp });
+  if (ref.getSnapshot() !== before) recordEntity(core, original);
 }
 
 /**
