@@ -5,14 +5,8 @@ import { selectPendingInput } from '../machines/selectors';
 import { AgentCommandError } from '../providers/AgentCommandError';
 import type { AgentApprovalAnswer, AgentRunContinuation, AnyAgentProvider } from '../providers/AgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
-import type { CommandRunner } from './createCommandRunner';
+import type { CommandRunner, RecordedAnswer } from './createCommandRunner';
 import type { RuntimeCore } from './runtimeCore';
-
-/** An answer to an approval a run ended waiting on, and the command that gave it. */
-export interface RecordedAnswer {
-  answer: AgentApprovalAnswer;
-  commandId: string;
-}
 
 /**
  * Whether a run that ended waiting for input has everything it waited for, so the

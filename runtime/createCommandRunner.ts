@@ -14,10 +14,9 @@ import type { AgentEvent } from '../protocol/eventSchemas';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { parseAgentCommand } from '../protocol/parseAgentEvent';
 import { AgentCommandError } from '../providers/AgentCommandError';
-import type { AnyAgentProvider } from '../providers/AgentProvider';
+import type { AgentApprovalAnswer, AnyAgentProvider } from '../providers/AgentProvider';
 import { runAgentCommand } from '../providers/runAgentCommand';
 import { getAgentCommandKey } from './agentCommandKeys';
-import type { RecordedAnswer } from './agentLoop';
 import { commandLaneMachine } from './commandLaneMachine';
 import { explainCommandRefusal } from './explainCommandRefusal';
 import type { RuntimeCore } from './runtimeCore';
@@ -26,6 +25,12 @@ import type { RuntimeCore } from './runtimeCore';
 export interface AgentActionResult {
   commandId: string;
   idempotencyKey: string;
+}
+
+/** An answer to an approval a run ended waiting on, and the command that gave it. */
+export interface RecordedAnswer {
+  answer: AgentApprovalAnswer;
+  commandId: string;
 }
 
 /** A command submitted and not settled yet. `provider` is undefined for input settled here. */

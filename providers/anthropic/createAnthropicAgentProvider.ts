@@ -13,13 +13,9 @@ import {
   mapAnthropicEvent,
 } from './mapAnthropicEvent';
 import { AnthropicStreamError } from './readAnthropicEvent';
-import { toAnthropicMessages, toAnthropicSystem } from './toAnthropicMessages';
+import { type AnthropicMessage, toAnthropicMessages, toAnthropicSystem } from './toAnthropicMessages';
 
-/** A message as the Messages API takes it. */
-export interface AnthropicMessage {
-  role: 'user' | 'assistant';
-  content: string | Array<Record<string, unknown>>;
-}
+export type { AnthropicMessage } from './toAnthropicMessages';
 
 /**
  * What one request sends. Either the whole conversation (`messages`, sent as they are), or

@@ -1,6 +1,11 @@
 import type { AgentReasoningState, AgentState, AgentToolCallState } from '../../machines/agentState';
 import { type AnthropicContentBlock, toAnthropicContent } from './anthropicContent';
-import type { AnthropicMessage } from './createAnthropicAgentProvider';
+
+/** A message as the Messages API takes it. */
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: string | Array<Record<string, unknown>>;
+}
 
 /** One turn as it is assembled: an assistant's also gathers the results of its tool calls. */
 interface Turn {

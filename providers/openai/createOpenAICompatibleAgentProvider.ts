@@ -1,4 +1,3 @@
-import type { AgentContentPart } from '../../protocol/contentSchemas';
 import { AgentValidationError } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentTransport } from '../../transports/AgentTransport';
@@ -13,23 +12,12 @@ import {
   OPENAI_INCOMPLETE_STREAM,
   type OpenAIContext,
 } from './mapOpenAIChunk';
-import { fromOpenAIContent, type OpenAIContentPart, toOpenAIContent } from './openAIContent';
+import { fromOpenAIContent, type OpenAIChatMessage, toOpenAIContent } from './openAIContent';
 import { toOpenAIMessages } from './toOpenAIMessages';
 
 export type { OpenAIContext } from './mapOpenAIChunk';
+export type { OpenAIChatMessage } from './openAIContent';
 export { OpenAIStreamError } from './readOpenAIChunk';
-
-/**
- * A chat message as the Chat Completions API takes it. Content parts may be OpenAI's
- * (`image_url`, `input_audio`, `file`, ...) or ours (`image`, `file`), sent as OpenAI's.
- */
-export interface OpenAIChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content: string | null | Array<OpenAIContentPart | AgentContentPart>;
-  name?: string;
-  tool_call_id?: string;
-  tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
-}
 
 /**
  * What one request sends. Either the whole conversation (`messages`, sent as they are), or

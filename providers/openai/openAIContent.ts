@@ -137,3 +137,15 @@ export function toOpenAIContent(
   if (typeof content === 'string') return content;
   return content.map(toOpenAIPart);
 }
+
+/**
+ * A chat message as the Chat Completions API takes it. Content parts may be OpenAI's
+ * (`image_url`, `input_audio`, `file`, ...) or ours (`image`, `file`), sent as OpenAI's.
+ */
+export interface OpenAIChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content: string | null | Array<OpenAIContentPart | AgentContentPart>;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+}

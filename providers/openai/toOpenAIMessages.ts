@@ -1,7 +1,6 @@
 import type { AgentMessageState, AgentState, AgentToolCallState } from '../../machines/agentState';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
-import type { OpenAIChatMessage } from './createOpenAICompatibleAgentProvider';
-import { toOpenAIContent } from './openAIContent';
+import { type OpenAIChatMessage, toOpenAIContent } from './openAIContent';
 
 type OpenAIToolCall = NonNullable<OpenAIChatMessage['tool_calls']>[number];
 
