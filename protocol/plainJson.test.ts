@@ -13,12 +13,18 @@ class Point {
 }
 
 describe('checkPlainJson', () => {
-  it('accepts what JSON.parse makes, and null-prototype objects', () => {
+  it('accepts what JSON.parse makes, and null-prototype objects; a "__proto__" key only when allowed', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
         // fast-check's JSON values include -0, which JSON.stringify writes as 0; that is not the point here.
-        const parsed = JSON.parse(JSON.stringify(value));
-        expect(checkPlainJson(parsed)).toBeUndefined();
+        const text = JSON.stringify(value);
+        const parsed = JSON.parse(text);
+        expect(checkPlainJson(parsed, { allowProtoKeys: true })).toBeUndefined();
+        // A key is written `"__proto__":`; inside a string value the quotes would be escaped.
+        const protoKey = text.includes('"__proto__":');
+        expect(checkPlainJson(parsed)?.reason).toBe(
+          protoKey ? 'is a "__proto__" key, which is not allowed' : undefined,
+        );
       }),
     );
     const bare = Object.assign(Object.create(null), { a: [1, 'two', null, { b: true }] });
