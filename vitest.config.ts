@@ -21,5 +21,6 @@ export default defineConfig({
       ignoreSourceErrors: true,
     },
     testTimeout: 60_000,
+    setupFiles: ['./tests/support/fastCheckSeed.ts'],
   },
 });
