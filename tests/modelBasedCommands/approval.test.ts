@@ -1,0 +1,225 @@
+import { expect } from 'vitest';
+import { assign, setup } from 'xstate';
+import { AgentCommandError } from '../../providers/AgentCommandError';
+import {
+  type ChatHarness,
+  endedRunRefusals,
+  type InteractionModel,
+  localBackend,
+  remoteBackend,
+} from '../support/interactionHarness';
+import { describeModel } from '../support/interactionModelRunner';
+
+// --- Approval: waiting -> submitting -> approved | rejected | modified, or expired ------------
+
+type Decision = 'approved' | 'rejected' | 'modified';
+
+const APPROVAL_ID = 'approval-0';
+const REQUESTED = { path: 'report.pdf' };
+const EDITED = { path: 'draft.pdf' };
+
+/**
+ * The approval as its user sees it: waiting for a decision, the decision submitting, then
+ * resolved as decided, or expired by the runtime, before a decision or while one is on its way.
+ */
+const approvalInteraction = setup({
+  types: {
+    context: {} as { editable: boolean; decision: Decision | undefined },
+    input: {} as { editable: boolean },
+    events: {} as { type: 'user.approve' | 'user.reject' | 'user.modify' | 'runtime.resolve' | 'runtime.expire' },
+  },
+  guards: {
+    isEditable: ({ context }) => context.editable,
+    decided: ({ context }, params: { decision: Decision }) => context.decision === params.decision,
+  },
+  actions: {
+    decide: assign((_, params: { decision: Decision }) => ({ decision: params.decision })),
+  },
+}).createMachine({
+  id: 'approvalInteraction',
+  context: ({ input }) => ({ editable: input.editable, decision: undefined }),
+  initial: 'waiting',
+  states: {
+    waiting: {
+      on: {
+        'user.approve': { target: 'submitting', actions: { type: 'decide', params: { decision: 'approved' } } },
+        'user.reject': { target: 'submitting', actions: { type: 'decide', params: { decision: 'rejected' } } },
+        'user.modify': {
+          guard: 'isEditable',
+          target: 'submitting',
+          actions: { type: 'decide', params: { decision: 'modified' } },
+        },
+        'runtime.expire': { target: 'expired' },
+      },
+    },
+    submitting: {
+      on: {
+        'runtime.resolve': [
+          { guard: { type: 'decided', params: { decision: 'approved' } }, target: 'approved' },
+          { guard: { type: 'decided', params: { decision: 'rejected' } }, target: 'rejected' },
+          { target: 'modified' },
+        ],
+        'runtime.expire': { target: 'expired' },
+      },
+    },
+    approved: { type: 'final' },
+    rejected: { type: 'final' },
+    modified: { type: 'final' },
+    expired: { type: 'final' },
+  },
+});
+
+function resolveApproval(harness: ChatHarness, decision: Decision, more: { expectedVersion?: number; data?: unknown }) {
+  return harness.chat.agentActions.resolveApproval({
+    runId: harness.runId,
+    approvalId: APPROVAL_ID,
+    decision,
+    ...more,
+  });
+}
+
+const approvalModel: InteractionModel<{ editable: boolean }> = {
+  name: 'approval',
+  machine: approvalInteraction,
+  variants: [
+    { label: 'editable', input: { editable: true } },
+    { label: 'editable: false', input: { editable: false } },
+  ],
+  backends: [
+    localBackend(
+      (events) => !events.includes('runtime.expire'),
+      ({ editable }) => ({
+        steps: [
+          {
+            type: 'approval',
+            description: 'Delete report.pdf?',
+            data: REQUESTED,
+            version: 2,
+            editable,
+            waitFor: 'command',
+          },
+          { type: 'stall' },
+        ],
+      }),
+    ),
+    remoteBackend(
+      (events, { editable }) => [
+        events.emit('approval.requested', {
+          approvalId: APPROVAL_ID,
+          description: 'Delete report.pdf?',
+          data: REQUESTED,
+          version: 2,
+          editable,
+        }),
+      ],
+      async function* (harness, command, run, signal) {
+        if (command.type !== 'approval.resolve') return;
+        if ((await harness.decisions.next(signal)) === 'refuse') {
+          throw new AgentCommandError('invalid_command', `approval "${APPROVAL_ID}" expired before the decision came`);
+        }
+        const { approvalId, decision, data } = command.payload;
+        yield run.events.emit(
+          'approval.resolved',
+          data === undefined ? { approvalId, decision } : { approvalId, decision, data },
+          { meta: { agentstate: { resolvedBy: 'command', commandId: command.commandId } } },
+        );
+      },
+    ),
+  ],
+  actions: {
+    'user.approve': (harness) => resolveApproval(harness, 'approved', { expectedVersion: 2 }),
+    'user.reject': (harness) => resolveApproval(harness, 'rejected', {}),
+    'user.modify': (harness) => resolveApproval(harness, 'modified', { expectedVersion: 2, data: EDITED }),
+    'user.approve_stale': (harness) => resolveApproval(harness, 'approved', { expectedVersion: 1 }),
+  },
+  runtime: {
+    'runtime.resolve': async (harness) => {
+      harness.decisions.decide('resolve');
+      await harness.settled();
+    },
+    'runtime.expire': async (harness, from) => {
+      harness.remoteRun?.push((events) => [
+        events.emit('approval.resolved', { approvalId: APPROVAL_ID, decision: 'expired' }),
+      ]);
+      if (from.value !== 'submitting') return;
+      // The decision on its way comes too late: the runtime refuses it.
+      harness.decisions.decide('refuse');
+      await harness.settled();
+    },
+  },
+  expectState(harness, state) {
+    const { editable, decision } = state.context as { editable: boolean; decision: Decision | undefined };
+    const approval = harness.approval(APPROVAL_ID);
+    switch (state.value) {
+      case 'waiting':
+        expect(approval).toMatchObject({ status: 'waiting', version: 2, editable, data: REQUESTED });
+        expect(harness.run()?.status).toBe('running');
+        harness.expectCommand('approval.resolve', APPROVAL_ID, 'none');
+        return;
+      case 'submitting':
+        expect(approval?.status).toBe('waiting');
+        harness.expectCommand('approval.resolve', APPROVAL_ID, 'submitting');
+        expect(harness.command('approval.resolve', APPROVAL_ID)?.command.payload).toMatchObject({ decision });
+        return;
+      case 'expired':
+        expect(approval).toMatchObject({ status: 'resolved', decision: 'expired' });
+        expect(harness.run()?.status).toBe('running');
+        if (decision === undefined) {
+          harness.expectCommand('approval.resolve', APPROVAL_ID, 'none');
+        } else {
+          harness.expectCommand('approval.resolve', APPROVAL_ID, { failed: 'invalid_command' });
+          harness.expectOutcome({ rejected: 'invalid_command' });
+        }
+        return;
+      default: {
+        expect(approval).toMatchObject({
+          status: 'resolved',
+          decision: state.value,
+          meta: { agentstate: { resolvedBy: 'command', commandId: harness.action?.commandId } },
+        });
+        if (state.value === 'modified') expect(approval?.resolvedData).toEqual(EDITED);
+        else expect(approval?.resolvedData).toBeUndefined();
+        harness.expectOutcome('fulfilled');
+        if (harness.backend === 'local provider' && state.value === 'rejected') {
+          // A rejection stops the local script: the run completes, and the runtime forgets its commands.
+          expect(harness.run()?.status).toBe('completed');
+          expect(harness.chat.getSnapshot().commandStates).toEqual({});
+        } else {
+          expect(harness.run()?.status).toBe('running');
+          harness.expectCommand('approval.resolve', APPROVAL_ID, 'succeeded');
+        }
+      }
+    }
+  },
+  refusals(harness, state) {
+    const all = ['user.approve', 'user.reject', 'user.modify', 'user.approve_stale'];
+    if (harness.run()?.status !== 'running') return endedRunRefusals(harness, all);
+    const { editable } = state.context as { editable: boolean };
+    const stale = { action: 'user.approve_stale', reason: /approval "approval-0" is at version 2, not the expected 1/ };
+    const notEditable = /approval "approval-0" may not be modified \(editable: false\)/;
+    switch (state.value) {
+      case 'waiting':
+        return editable ? [stale] : [stale, { action: 'user.modify', reason: notEditable }];
+      case 'submitting': {
+        const busy = /a decision on approval "approval-0" is already submitting/;
+        return [
+          { action: 'user.approve', reason: busy },
+          { action: 'user.reject', reason: busy },
+          { action: 'user.modify', reason: editable ? busy : notEditable },
+          stale,
+        ];
+      }
+      default: {
+        const reason = new RegExp(`approval "approval-0" is resolved \\(${harness.approval(APPROVAL_ID)?.decision}\\)`);
+        return all.map((action) => ({ action, reason }));
+      }
+    }
+  },
+  label: (state) => {
+    const { decision } = state.context as { decision: Decision | undefined };
+    const decided = decision !== undefined && (state.value === 'submitting' || state.value === 'expired');
+    return decided ? `${String(state.value)}(${decision})` : String(state.value);
+  },
+};
+
+describeModel(approvalModel);
