@@ -10,9 +10,11 @@ export default defineConfig({
     transports: 'transports/index.ts',
     testing: 'providers/testing/index.ts',
     runtime: 'runtime/index.ts',
+    checkpoint: 'checkpoint/index.ts',
+    'checkpoint-node': 'checkpoint/node.ts',
     react: 'react/index.ts',
   },
-  external: ['vitest', 'ws', '@ag-ui/core', 'react'],
+  external: ['vitest', 'ws', '@ag-ui/core', 'react', 'idb-keyval'],
   format: ['esm', 'cjs'],
   // One copy of each module across entries, in both formats: code that two entries share
   // goes to a chunk they both import, so `agentstate/providers` and `agentstate` see the

@@ -9,6 +9,7 @@ export default defineConfig({
       'transports/**/*.test.ts',
       'react/**/*.test.ts',
       'runtime/**/*.test.ts',
+      'checkpoint/**/*.test.ts',
       'tests/**/*.test.ts',
     ],
     // Type tests (`*.test-d.ts`, next to the code) run through tsc with the other tests:

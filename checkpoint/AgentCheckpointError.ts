@@ -1,0 +1,94 @@
+import { AgentError } from '../protocol/errors';
+
+export type AgentCheckpointErrorCode =
+  | 'invalid_checkpoint'
+  | 'unsupported_version'
+  | 'storage_failed'
+  | 'storage_timeout'
+  | 'quota_exceeded'
+  | 'unserializable_input';
+
+export interface AgentCheckpointErrorOptions {
+  /** Where in the checkpoint the problem is, dotted (`state.runs.r1.status`), `''` for the whole; overlong keys in it are cut short. */
+  path?: string;
+  /** The run whose input could not be saved (`unserializable_input`). */
+  runId?: string;
+  cause?: unknown;
+}
+
+/**
+ * Why a checkpoint was not loaded or saved. `invalid_checkpoint`: what is stored is not a
+ * checkpoint of this session (malformed or truncated JSON, a wrong field, a run of another
+ * session, too large); `unsupported_version`: its schema or protocol version is one this
+ * package does not read; `storage_failed`: the storage threw or rejected; `storage_timeout`:
+ * it did not answer in time; `quota_exceeded`: it is full, or the checkpoint is larger than
+ * a load would accept; `unserializable_input`: a run's input is not plain JSON, so that save
+ * was skipped. The message names the path and what is wrong there, never the stored content.
+ *
+ * @example
+ * try {
+ *   checkpoint = await loadAgentCheckpoint(storage, sessionId);
+ * } catch (error) {
+ *   if (AgentCheckpointError.isInstance(error) && error.code === 'invalid_checkpoint') await storage.remove(sessionId);
+ * }
+ */
+export class AgentCheckpointError extends AgentError {
+  override readonly code: AgentCheckpointErrorCode;
+  readonly path?: string;
+  readonly runId?: string;
+
+  constructor(code: AgentCheckpointErrorCode, message: string, options: AgentCheckpointErrorOptions = {}) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AgentCheckpointError';
+    this.code = code;
+    if (options.path !== undefined) this.path = shortenCheckpointPath(options.path);
+    if (options.runId !== undefined) this.runId = options.runId;
+  }
+
+  /** Whether `value` is an AgentCheckpointError (or of a subclass), from any copy of the package. */
+  declare static isInstance: (value: unknown) => value is AgentCheckpointError;
+}
+
+/** Longest piece of a path or of an id that a message shows: keys come from stored data too. */
+const MAX_SHOWN_KEY = 64;
+
+/** An id or key as a message shows it: quoted, and cut short when long (a hostile key may be megabytes). */
+export function describeCheckpointKey(key: string): string {
+  if (key.length <= MAX_SHOWN_KEY) return JSON.stringify(key);
+  return `${JSON.stringify(key.slice(0, MAX_SHOWN_KEY))}... (${key.length} characters)`;
+}
+
+/** A dotted path with each overlong segment cut short: keys come from stored data. */
+export function shortenCheckpointPath(path: string): string {
+  if (path.length <= MAX_SHOWN_KEY * 4) return path;
+  return path
+    .split('.')
+    .map((segment) =>
+      segment.length <= MAX_SHOWN_KEY ? segment : `${segment.slice(0, MAX_SHOWN_KEY)}...(${segment.length})`,
+    )
+    .join('.')
+    .slice(0, MAX_SHOWN_KEY * 16);
+}
+
+/** A path as a message shows it: shortened, and `(root)` for the checkpoint itself. */
+export function describeCheckpointPath(path: string): string {
+  return path === '' ? '(root)' : shortenCheckpointPath(path);
+}
+
+/**
+ * A validation reason without the values it may quote. Schema messages say `got "..."`
+ * (the offending value, whole) and the state checks quote ids; a checkpoint's error must not
+ * carry what was stored, so the value is dropped and quoted ids are cut short.
+ */
+export function describeCheckpointReason(reason: string): string {
+  const withoutValue = reason
+    .replace(/^unknown value .*, expected one of /s, 'unknown value, expected one of ')
+    .replace(
+      /\bgot (?!(?:string|number|boolean|object|array|null|undefined|bigint|symbol|function|NaN|-?Infinity)$).*$/s,
+      'got a value not allowed here',
+    );
+  const shortQuotes = withoutValue.replace(/"((?:[^"\\]|\\.)*)"/g, (quoted, inner: string) =>
+    inner.length <= 32 ? quoted : `"${inner.slice(0, 32)}..."`,
+  );
+  return shortQuotes.length <= 240 ? shortQuotes : `${shortQuotes.slice(0, 240)}...`;
+}

@@ -1,0 +1,153 @@
+import 'fake-indexeddb/auto';
+import { mkdtempSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createStore, set } from 'idb-keyval';
+import { describe, expect, it } from 'vitest';
+import { FakeWebStorage, sampleCheckpoint } from '../tests/support/checkpoints';
+import type { AgentCheckpointStorage } from './AgentCheckpoint';
+import { AgentCheckpointError } from './AgentCheckpointError';
+import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './createFileAgentCheckpointStorage';
+import { createIndexedDbAgentCheckpointStorage } from './createIndexedDbAgentCheckpointStorage';
+import { createMemoryAgentCheckpointStorage } from './createMemoryAgentCheckpointStorage';
+import { createWebStorageAgentCheckpointStorage } from './createWebStorageAgentCheckpointStorage';
+import { loadAgentCheckpoint } from './loadAgentCheckpoint';
+import { parseAgentCheckpoint } from './parseAgentCheckpoint';
+
+interface StorageUnderTest {
+  storage: AgentCheckpointStorage;
+  /** Puts raw text where the storage keeps a session's checkpoint; absent where it cannot be reached. */
+  writeRaw?: (sessionId: string, text: string) => Promise<void>;
+}
+
+let databases = 0;
+
+const storages: Array<[string, () => StorageUnderTest]> = [
+  ['memory', () => ({ storage: createMemoryAgentCheckpointStorage() })],
+  [
+    'Web Storage',
+    () => {
+      const web = new FakeWebStorage();
+      return {
+        storage: createWebStorageAgentCheckpointStorage(web),
+        writeRaw: async (sessionId, text) => web.setItem(`agentstate:checkpoint:${sessionId}`, text),
+      };
+    },
+  ],
+  [
+    'IndexedDB',
+    () => {
+      databases += 1;
+      const databaseName = `checkpoints-${databases}`;
+      return {
+        storage: createIndexedDbAgentCheckpointStorage({ databaseName }),
+        writeRaw: (sessionId, text) => set(sessionId, text, createStore(databaseName, 'checkpoints')),
+      };
+    },
+  ],
+  [
+    'file',
+    () => {
+      const directory = mkdtempSync(join(tmpdir(), 'agentstate-checkpoints-'));
+      return {
+        storage: createFileAgentCheckpointStorage(directory),
+        writeRaw: (sessionId, text) => writeFile(join(directory, getAgentCheckpointFileName(sessionId)), text),
+      };
+    },
+  ],
+];
+
+async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (AgentCheckpointError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('it resolved');
+}
+
+describe.each(storages)('%s checkpoint storage', (_, create) => {
+  it('loads nothing for a session never saved', async () => {
+    const { storage } = create();
+    expect(await storage.load('s1')).toBeUndefined();
+    expect(await loadAgentCheckpoint(storage, 's1')).toBeUndefined();
+  });
+
+  it('gives back what was saved: parse(JSON round trip) deep-equals the checkpoint', async () => {
+    const { storage } = create();
+    const checkpoint = sampleCheckpoint();
+    await storage.save('s1', checkpoint);
+    expect(parseAgentCheckpoint(JSON.parse(JSON.stringify(await storage.load('s1'))))).toEqual(checkpoint);
+    expect(await loadAgentCheckpoint(storage, 's1')).toEqual(checkpoint);
+  });
+
+  it('keeps what was saved apart from later changes to the saved object', async () => {
+    const { storage } = create();
+    const checkpoint = sampleCheckpoint();
+    const saving = storage.save('s1', checkpoint);
+    (checkpoint.inputByRun.r1 as { prompt: string }).prompt = 'changed before the write';
+    checkpoint.cursorByRun.r1 = 'changed';
+    await saving;
+    (checkpoint.inputByRun.r1 as { prompt: string }).prompt = 'changed after the write';
+    expect(await loadAgentCheckpoint(storage, 's1')).toEqual(sampleCheckpoint());
+  });
+
+  it('overwrites, keeps sessions apart, and removes one', async () => {
+    const { storage } = create();
+    const first = sampleCheckpoint();
+    const second = { ...sampleCheckpoint(), savedAt: 10_000 };
+    const other = sampleCheckpoint('other');
+    await storage.save('s1', first);
+    await storage.save('s1', second);
+    await storage.save('other', other);
+    expect((await loadAgentCheckpoint(storage, 's1'))?.savedAt).toBe(10_000);
+    await storage.remove('s1');
+    await storage.remove('never-saved');
+    expect(await storage.load('s1')).toBeUndefined();
+    expect(await loadAgentCheckpoint(storage, 'other')).toEqual(other);
+  });
+
+  it('refuses to save a checkpoint under another session id', async () => {
+    const { storage } = create();
+    const error = await rejection(storage.save('s2', sampleCheckpoint()));
+    expect({ code: error.code, path: error.path }).toEqual({ code: 'invalid_checkpoint', path: 'sessionId' });
+    expect(await storage.load('s2')).toBeUndefined();
+  });
+
+  it('refuses to save what JSON cannot write, keeping the previous checkpoint', async () => {
+    const { storage } = create();
+    await storage.save('s1', sampleCheckpoint());
+    const broken = sampleCheckpoint();
+    broken.inputByRun.r1 = { big: 10n };
+    const error = await rejection(storage.save('s1', broken));
+    expect(error.code).toBe('unserializable_input');
+    expect(await loadAgentCheckpoint(storage, 's1')).toEqual(sampleCheckpoint());
+  });
+
+  it('refuses malformed and truncated JSON as invalid_checkpoint, without quoting it', async () => {
+    const { storage, writeRaw } = create();
+    if (writeRaw === undefined) return;
+    const text = JSON.stringify(sampleCheckpoint());
+    for (const raw of ['{"schemaVersion":1,"HOSTILE', text.slice(0, Math.floor(text.length / 2)), '']) {
+      await writeRaw('s1', raw);
+      const error = await rejection(loadAgentCheckpoint(storage, 's1'));
+      expect({ code: error.code, path: error.path }).toEqual({ code: 'invalid_checkpoint', path: '' });
+      expect(error.message).toContain(`(${raw.length} characters: truncated or corrupted)`);
+      expect(error.message).not.toContain('HOSTILE');
+      expect(error.message).not.toContain('schemaVersion');
+    }
+  });
+
+  it('hands a stored checkpoint of the wrong version to parse, which refuses it', async () => {
+    const { storage, writeRaw } = create();
+    if (writeRaw === undefined) return;
+    await writeRaw('s1', JSON.stringify({ ...sampleCheckpoint(), schemaVersion: 2 }));
+    expect((await rejection(loadAgentCheckpoint(storage, 's1'))).code).toBe('unsupported_version');
+    const migrated = await loadAgentCheckpoint(storage, 's1', {
+      migrate: (old) => ({ ...(old as object), schemaVersion: 1 }),
+    });
+    expect(migrated).toEqual(sampleCheckpoint());
+  });
+});

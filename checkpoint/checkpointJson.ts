@@ -1,0 +1,63 @@
+import type { AgentCheckpoint } from './AgentCheckpoint';
+import { AgentCheckpointError, describeCheckpointKey } from './AgentCheckpointError';
+
+/**
+ * The JSON text a storage keeps for a checkpoint, taken at once: a later change to the
+ * object given to `save` (or to what it refers to) never reaches the storage.
+ *
+ * @throws AgentCheckpointError `invalid_checkpoint` when the checkpoint is of another session,
+ * `unserializable_input` when it cannot be written as JSON (a cycle, a bigint).
+ */
+export function stringifyAgentCheckpoint(sessionId: string, checkpoint: AgentCheckpoint): string {
+  if (checkpoint.sessionId !== sessionId) {
+    throw new AgentCheckpointError(
+      'invalid_checkpoint',
+      `Cannot save a checkpoint of another session under session ${describeCheckpointKey(sessionId)}`,
+      { path: 'sessionId' },
+    );
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(checkpoint);
+  } catch (error) {
+    // The engine's message may quote keys of the value: kept in `cause`, out of the message.
+    throw new AgentCheckpointError(
+      'unserializable_input',
+      `The checkpoint of session ${describeCheckpointKey(sessionId)} cannot be written as JSON`,
+      { cause: error },
+    );
+  }
+  if (typeof text !== 'string') {
+    throw new AgentCheckpointError(
+      'unserializable_input',
+      `The checkpoint of session ${describeCheckpointKey(sessionId)} is not a JSON object`,
+    );
+  }
+  return text;
+}
+
+/**
+ * Reads stored checkpoint text back as an untrusted value (for `parseAgentCheckpoint`).
+ *
+ * @throws AgentCheckpointError `invalid_checkpoint` when the text is not JSON (truncated or
+ * corrupted). The message gives the text's length, never the text, nor the parser's message
+ * (which quotes it).
+ */
+export function parseAgentCheckpointJson(text: unknown, sessionId: string): unknown {
+  if (typeof text !== 'string') {
+    throw new AgentCheckpointError(
+      'invalid_checkpoint',
+      `The stored checkpoint of session ${describeCheckpointKey(sessionId)} is ${text === null ? 'null' : typeof text}, not JSON text`,
+      { path: '' },
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AgentCheckpointError(
+      'invalid_checkpoint',
+      `The stored checkpoint of session ${describeCheckpointKey(sessionId)} is not valid JSON (${text.length} characters: truncated or corrupted)`,
+      { path: '' },
+    );
+  }
+}

@@ -1,0 +1,42 @@
+import 'fake-indexeddb/auto';
+import { createStore, get, set } from 'idb-keyval';
+import { describe, expect, it } from 'vitest';
+import { sampleCheckpoint } from '../tests/support/checkpoints';
+import { AgentCheckpointError } from './AgentCheckpointError';
+import { createIndexedDbAgentCheckpointStorage } from './createIndexedDbAgentCheckpointStorage';
+import { loadAgentCheckpoint } from './loadAgentCheckpoint';
+
+async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
+  return error;
+}
+
+describe('createIndexedDbAgentCheckpointStorage', () => {
+  it('keeps JSON text under the session id, in agentstate/checkpoints by default', async () => {
+    await createIndexedDbAgentCheckpointStorage().save('s1', sampleCheckpoint());
+    const text = await get('s1', createStore('agentstate', 'checkpoints'));
+    expect(typeof text).toBe('string');
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(sampleCheckpoint())));
+  });
+
+  it('refuses a stored record that is not JSON text', async () => {
+    await set('s1', { schemaVersion: 1 }, createStore('not-text', 'checkpoints'));
+    const storage = createIndexedDbAgentCheckpointStorage({ databaseName: 'not-text' });
+    const error = await rejection(loadAgentCheckpoint(storage, 's1'));
+    expect({ code: error.code, path: error.path }).toEqual({ code: 'invalid_checkpoint', path: '' });
+  });
+
+  it('turns an IndexedDB failure into storage_failed', async () => {
+    // The database exists without the object store asked for: every transaction fails.
+    await set('x', 'x', createStore('other-store', 'something-else'));
+    const storage = createIndexedDbAgentCheckpointStorage({ databaseName: 'other-store' });
+    const error = await rejection(storage.save('s1', sampleCheckpoint()));
+    expect(error.code).toBe('storage_failed');
+    expect(error.cause).toBeInstanceOf(Error);
+    expect((await rejection(storage.load('s1'))).code).toBe('storage_failed');
+  });
+});
