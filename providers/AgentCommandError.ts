@@ -5,14 +5,16 @@ export type AgentCommandErrorCode =
   | 'invalid_command'
   | 'provider_error'
   | 'protocol_error'
-  | 'interrupted';
+  | 'interrupted'
+  | 'restoring';
 
 /**
  * Why a command was not carried out. `invalid_command`: the envelope or payload is wrong,
  * or a precondition failed (the message names it); `unsupported_capability`: the provider
  * does not declare the command or has no `executeCommand`; `provider_error`: executing it
  * failed (`retryable` as the provider classifies it); `protocol_error`: it returned an
- * event that breaks the contract; `interrupted`: it was aborted or timed out.
+ * event that breaks the contract; `interrupted`: it was aborted or timed out; `restoring`:
+ * the conversation is being restored from its checkpoint, and takes commands once it is.
  *
  * @example
  * try {

@@ -4,12 +4,19 @@ export type AgentProviderErrorCode =
   | 'unsupported_protocol'
   | 'undeclared_transport'
   | 'resume_unsupported'
-  | 'invalid_event';
+  | 'invalid_event'
+  | 'resume_gap'
+  | 'invalid_cursor';
 
 /**
  * A provider broke the contract: an unsupported protocol, an undeclared transport, or an
  * event that is malformed, undeclared, out of order or of another session or run.
  * `event` is the offending event, `reason` what was wrong with it.
+ *
+ * Two codes say a resumed stream cannot continue the run, whoever is to blame:
+ * `resume_gap` (after a resume or reconnect, the first new event skipped sequences: events
+ * were lost) and `invalid_cursor` (the server no longer knows the cursor; the transport's
+ * error is the `cause`). Neither ends the run: what was applied stays as it was.
  *
  * @example
  * try {
@@ -24,8 +31,14 @@ export class AgentProviderError extends AgentError {
   readonly event: unknown;
   readonly reason: string;
 
-  constructor(code: AgentProviderErrorCode, providerId: string, reason: string, event?: unknown) {
-    super(code, `Provider "${providerId}": ${reason}`);
+  constructor(
+    code: AgentProviderErrorCode,
+    providerId: string,
+    reason: string,
+    event?: unknown,
+    options?: { cause?: unknown },
+  ) {
+    super(code, `Provider "${providerId}": ${reason}`, options);
     this.name = 'AgentProviderError';
     this.code = code;
     this.providerId = providerId;

@@ -1,3 +1,4 @@
+import type { AgentState } from '../machines/agentState';
 import {
   AGENT_ENTITY_EVENT_ROUTES,
   AGENT_ENTITY_KIND_TABLE,
@@ -87,6 +88,26 @@ export class AgentRunTracker {
     if (route.role === 'start') this.open.set(`${route.kind}:${id}`, { kind: route.kind, id });
     else if (route.role === 'terminal') this.open.delete(`${route.kind}:${id}`);
     else if (event.type === 'tool.arguments_completed') this.argumentsComplete.add(id);
+  }
+
+  /**
+   * Follows a run that started before this tracker saw it, as on a resumed stream: it has
+   * started, and the entities `history` holds active for it are open, so an error closes
+   * them and ends the run once.
+   */
+  resume(runId: string, history?: AgentState): void {
+    this.started = true;
+    if (history === undefined) return;
+    for (const kind of AGENT_ENTITY_KINDS) {
+      const info: AgentEntityKindInfo = AGENT_ENTITY_KIND_TABLE[kind];
+      const records = history[info.container] as Record<string, { id: string; runId: string; status: string }>;
+      for (const record of Object.values(records ?? {})) {
+        if (record.runId !== runId || !info.activeStatuses.includes(record.status)) continue;
+        this.open.set(`${kind}:${record.id}`, { kind, id: record.id });
+        // Past `streaming_arguments`, a tool call's arguments are complete.
+        if (kind === 'toolCall' && record.status !== 'streaming_arguments') this.argumentsComplete.add(record.id);
+      }
+    }
   }
 
   get hasStarted(): boolean {

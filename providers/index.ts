@@ -37,6 +37,7 @@ export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep, LocalAgentWaitF
 export type { LocalAgentToolResult, LocalAgentTurn } from './local/localAgentTurn';
 export { readLocalAgentTurn } from './local/localAgentTurn';
 export { LocalAgentRuntimeError, runLocalAgentScript } from './local/runLocalAgentScript';
+export type { AgentConnectionChange, AgentReconnectOptions } from './reconnect';
 export type { RunAgentCommandOptions } from './runAgentCommand';
 export { runAgentCommand } from './runAgentCommand';
 export type { AgentRunResult, RunAgentProviderOptions } from './runAgentProvider';

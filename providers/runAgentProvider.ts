@@ -4,12 +4,22 @@ import { AGENT_EVENT_PROTOCOL, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/
 import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
 import { randomId } from '../protocol/randomId';
-import { AgentTransportError } from '../transports/AgentTransportError';
+import { AgentTransportError, isAbortError } from '../transports/AgentTransportError';
 import type { AgentProvider, AgentRunContinuation, AnyAgentProvider } from './AgentProvider';
 import { AgentProviderError } from './AgentProviderError';
 import type { AgentRunClosing } from './AgentRunTracker';
+import { DeliveredCursors } from './DeliveredCursors';
 import { EventGate } from './EventGate';
+import {
+  type AgentConnectionChange,
+  type AgentReconnectOptions,
+  backoffDelay,
+  reconnectPolicy,
+  sleep as sleepWithTimer,
+} from './reconnect';
 import { toAgentErrorInfo } from './toAgentErrorInfo';
+
+export type { AgentConnectionChange, AgentReconnectOptions } from './reconnect';
 
 export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   provider: AgentProvider<Input, Request, Chunk, Context>;
@@ -17,12 +27,12 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   sessionId: string;
   /** Default: a random id. */
   runId?: string;
-  /** One signal for user abort and unmount: the run ends `cancelled`. */
+  /** One signal for user abort and unmount: the run ends `cancelled`, a backoff wait included. */
   signal?: AbortSignal;
-  /** Receives every validated event, in order; what it throws is rethrown unchanged. */
   /**
-   * Receives every validated event. Its second argument is the runner's token that the
-   * event was checked, which `store.dispatch` takes so it does not check the event again.
+   * Receives every validated event, in order; what it throws is rethrown unchanged. Its
+   * second argument is the runner's token that the event was checked, which
+   * `store.dispatch` takes so it does not check the event again.
    */
   onEvent: (event: AgentEvent, admission: AgentEventAdmission) => void;
   /** Called with a chunk's cursor once all of that chunk's events were dispatched. */
@@ -33,6 +43,18 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   history?: AgentState;
   /** This run continues one that ended waiting for input; see `AgentRunContinuation`. */
   continuation?: AgentRunContinuation;
+  /**
+   * Reconnecting a stream that broke with an error the provider's `classifyError` calls
+   * retryable. Default `{ maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 5000 }`;
+   * `false` turns it off. See `AgentReconnectOptions` for the backoff.
+   */
+  reconnect?: false | AgentReconnectOptions;
+  /** Told how the stream's connection changes; what it throws is rethrown unchanged. */
+  onConnection?: (change: AgentConnectionChange) => void;
+  /** The backoff's jitter, a number in [0, 1). Default `Math.random`. */
+  random?: () => number;
+  /** Waits between reconnect attempts, rejecting as soon as `signal` aborts. Default a timer. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   now?: () => number;
 }
 
@@ -43,8 +65,13 @@ export interface AgentRunResult {
   error?: unknown;
 }
 
-/** Marks an error thrown by `onEvent`, so it is rethrown as it is and never transformed. */
+/** Marks an error thrown by `onEvent`, `onCursor` or `onConnection`, so it is rethrown as it is. */
 class ConsumerFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/** Marks an error of the transport's stream, the only kind a reconnect may follow. */
+class StreamFailure {
   constructor(readonly error: unknown) {}
 }
 
@@ -80,6 +107,20 @@ function statusOf(type: AgentEventType | undefined): AgentRunResult['status'] {
   return 'failed';
 }
 
+/** A resumed stream that cannot continue the run: it is left as it is, no `run.failed` is made up. */
+function isUnrecoverable(error: unknown): error is AgentProviderError {
+  return AgentProviderError.isInstance(error) && (error.code === 'resume_gap' || error.code === 'invalid_cursor');
+}
+
+/** Ends an iteration the runner stops early, as `for await` would; the error that stopped it wins. */
+async function closeIterator(iterator: AsyncIterator<unknown>): Promise<void> {
+  try {
+    await iterator.return?.();
+  } catch {
+    // The error that stopped the iteration is the one to report.
+  }
+}
+
 /**
  * Runs one request through a provider: start events, the transport's chunks mapped to
  * events, then flush. Every event is validated before `onEvent` sees it. An abort ends
@@ -87,6 +128,23 @@ function statusOf(type: AgentEventType | undefined): AgentRunResult['status'] {
  * provider's `transformError`, and the runner closes whatever the provider left open);
  * an error thrown by `onEvent` is rethrown unchanged; a provider that breaks the
  * contract gets its run failed and an `AgentProviderError`.
+ *
+ * A stream that breaks with an error the provider classifies as retryable is reconnected
+ * in the same run (same context, so the mapping goes on), with backoff (`reconnect`):
+ * - with `transport.resume` from the last cursor, when the provider is `resumable` and a
+ *   chunk with a cursor (or `resume`) gave one;
+ * - with `transport.open` again, only when no chunk at all arrived yet (and the run was not
+ *   resumed): the request is sent again, nothing of its answer was applied.
+ * Otherwise, or once the budget is spent, the error goes to `transformError`, once. Aborts,
+ * contract errors and consumer errors never reconnect.
+ *
+ * A resumed stream (`resume`, or a reconnection) may send again what was delivered: a
+ * chunk whose cursor was delivered in this call is skipped (and, when the cursors are
+ * decimal integers, one not past the cursor resumed from), and until the first new event,
+ * events at or below the last sequence are absorbed. A first new event that skips
+ * sequences (`resume_gap`) or a cursor the transport refuses (`invalid_cursor`) cannot
+ * continue the run: the call rejects with that `AgentProviderError`, `onConnection` hears
+ * `unrecoverable`, and no `run.failed` is made up: the run is as the last event left it.
  *
  * @example
  * const store = createAgentStore();
@@ -97,28 +155,36 @@ function statusOf(type: AgentEventType | undefined): AgentRunResult['status'] {
  *   sessionId: 'chat-1',
  *   signal: controller.signal,
  *   onEvent: store.dispatch,
+ *   onConnection: (change) => setConnection(change.type),
  * });
  * result.status; // 'completed' | 'failed' | 'cancelled'
  */
 export async function runAgentProvider<Input, Request, Chunk, Context>(
   options: RunAgentProviderOptions<Input, Request, Chunk, Context>,
 ): Promise<AgentRunResult> {
-  const { provider, sessionId, onEvent } = options;
-  checkProvider(provider, options.resume !== undefined);
+  const { provider, sessionId, onEvent, resume } = options;
+  checkProvider(provider, resume !== undefined);
   const runId = options.runId ?? randomId();
   const now = options.now ?? Date.now;
+  const policy = reconnectPolicy(options.reconnect);
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? sleepWithTimer;
+  const { transport } = provider;
+  const resumable = provider.capabilities.resumable === true && transport.resume !== undefined;
   const controller = new AbortController();
   const abortFromCaller = () => controller.abort(options.signal?.reason);
   if (options.signal?.aborted) controller.abort(options.signal.reason);
   else options.signal?.addEventListener('abort', abortFromCaller, { once: true });
 
-  const initialSequence = options.resume?.lastSequence ?? 0;
-  const gate = new EventGate(provider, sessionId, runId, initialSequence, (reason, event) => {
-    throw new AgentProviderError('invalid_event', provider.id, reason, event);
+  const initialSequence = resume?.lastSequence ?? 0;
+  const gate = new EventGate(provider, sessionId, runId, initialSequence, (reason, event, code) => {
+    throw new AgentProviderError(code, provider.id, reason, event);
   });
+  if (resume !== undefined) gate.tracker.resume(runId, options.history);
   const deliver = (events: readonly AgentEvent[]) => {
     for (const value of events) {
-      const event = gate.admit(value);
+      const event = gate.admitOrAbsorb(value);
+      if (event === undefined) continue;
       try {
         // With the token, a store given this event skips checking it again.
         onEvent(event, AGENT_EVENT_ADMITTED);
@@ -136,6 +202,96 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
   const abortError = () =>
     new AgentTransportError('aborted', 'The run was aborted', { cause: controller.signal.reason });
 
+  /** Set by the first `connecting`: one of `closed`, `failed` or `unrecoverable` then ends the call. */
+  let connectionOpen = false;
+  const report = (change: AgentConnectionChange) => {
+    if (change.type === 'connecting') connectionOpen = true;
+    if (!options.onConnection) return;
+    try {
+      options.onConnection(change);
+    } catch (error) {
+      connectionOpen = false;
+      throw new ConsumerFailure(error);
+    }
+  };
+  const reportEnd = (change: AgentConnectionChange) => {
+    if (!connectionOpen) return;
+    connectionOpen = false;
+    report(change);
+  };
+
+  /** Chunks already delivered, skipped when a resumed stream sends them again. */
+  const cursors = resumable ? new DeliveredCursors() : undefined;
+  let lastCursor = resume?.cursor;
+  /** Whether any connection delivered a chunk. */
+  let received = false;
+  /** Reconnect attempts since a connection last delivered a chunk. */
+  let failures = 0;
+
+  /** One connection: open or resume, then its chunks until it ends; its own errors are `StreamFailure`s. */
+  const stream = async (request: Request, context: Context, attempt: number) => {
+    const from = attempt === 0 ? resume?.cursor : resumable ? lastCursor : undefined;
+    if (attempt > 0 || from !== undefined) gate.expectRepeats();
+    cursors?.resumeFrom(from);
+    report({ type: 'connecting', attempt });
+    let iterator: AsyncIterator<Chunk>;
+    try {
+      const chunks =
+        from !== undefined && transport.resume
+          ? transport.resume(request, from, controller.signal)
+          : transport.open(request, controller.signal);
+      iterator = chunks[Symbol.asyncIterator]();
+    } catch (error) {
+      throw new StreamFailure(error);
+    }
+    let connected = false;
+    try {
+      for (;;) {
+        let step: IteratorResult<Chunk>;
+        try {
+          step = await iterator.next();
+        } catch (error) {
+          throw new StreamFailure(error);
+        }
+        if (step.done) return;
+        if (aborted()) throw abortError();
+        if (!connected) {
+          connected = true;
+          received = true;
+          // A connection that delivers starts the budget over.
+          failures = 0;
+          report({ type: 'connected' });
+        }
+        const chunk = step.value;
+        const cursor = transport.getCursor?.(chunk);
+        if (cursor !== undefined && cursors?.isRepeat(cursor)) continue;
+        deliver(provider.transformChunk(chunk, context));
+        if (cursor === undefined) continue;
+        cursors?.add(cursor);
+        lastCursor = cursor;
+        if (options.onCursor) {
+          try {
+            options.onCursor(cursor);
+          } catch (error) {
+            throw new ConsumerFailure(error);
+          }
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof StreamFailure)) await closeIterator(iterator);
+      throw error;
+    }
+  };
+
+  /** The wait before the next attempt, when `error` may be followed by one; undefined when it may not. */
+  const nextAttempt = (error: unknown, context: Context): number | undefined => {
+    if (policy === undefined || failures >= policy.maxAttempts || isAbortError(error)) return undefined;
+    const canContinue = (resumable && lastCursor !== undefined) || (!received && resume === undefined);
+    if (!canContinue || provider.classifyError?.(error, context)?.retryable !== true) return undefined;
+    failures += 1;
+    return backoffDelay(failures, policy, random);
+  };
+
   try {
     const context = provider.createContext({
       sessionId,
@@ -147,23 +303,30 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       continuation: options.continuation,
     });
     try {
-      if (options.resume === undefined) deliver(provider.start(options.input, context));
+      if (resume === undefined) deliver(provider.start(options.input, context));
       const request = provider.prepareRequest(options.input, context);
-      const { transport } = provider;
-      const stream =
-        options.resume !== undefined && transport.resume
-          ? transport.resume(request, options.resume.cursor, controller.signal)
-          : transport.open(request, controller.signal);
-      for await (const chunk of stream) {
-        if (aborted()) throw abortError();
-        deliver(provider.transformChunk(chunk, context));
-        const cursor = transport.getCursor?.(chunk);
-        if (cursor !== undefined && options.onCursor) {
-          try {
-            options.onCursor(cursor);
-          } catch (error) {
-            throw new ConsumerFailure(error);
+      for (let attempt = 0; ; ) {
+        try {
+          await stream(request, context, attempt);
+          break;
+        } catch (caught) {
+          if (!(caught instanceof StreamFailure)) throw caught;
+          const error = caught.error;
+          if (aborted()) throw error;
+          if (AgentTransportError.isInstance(error) && error.code === 'invalid_cursor') {
+            throw new AgentProviderError(
+              'invalid_cursor',
+              provider.id,
+              `cannot resume the run: the transport refused its cursor (${error.message})`,
+              undefined,
+              { cause: error },
+            );
           }
+          const delayMs = nextAttempt(error, context);
+          if (delayMs === undefined) throw error;
+          attempt = failures;
+          report({ type: 'reconnecting', attempt, delayMs, error });
+          await sleep(delayMs, controller.signal);
         }
       }
       if (aborted()) throw abortError();
@@ -174,6 +337,7 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
           error: { message: 'The provider ended the stream without ending the run', code: 'missing_run_terminal' },
         });
       }
+      reportEnd({ type: 'closed' });
       return { runId, status: statusOf(gate.tracker.terminalType) };
     } catch (error) {
       if (error instanceof ConsumerFailure || AgentProviderError.isInstance(error)) throw error;
@@ -184,20 +348,33 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
           aborted() ? { type: 'cancelled', reason: 'aborted' } : { type: 'failed', error: toAgentErrorInfo(cause) },
         );
       }
+      reportEnd(aborted() ? { type: 'closed' } : { type: 'failed', error: cause });
       const status = statusOf(gate.tracker.terminalType);
       return status === 'failed' ? { runId, status, error: cause } : { runId, status };
     }
   } catch (error) {
-    if (error instanceof ConsumerFailure) throw error.error;
-    controller.abort();
-    if (gate.tracker.hasStarted && !gate.tracker.hasEnded) {
-      const message = AgentProviderError.isInstance(error) ? error.message : toAgentErrorInfo(error).message;
+    if (error instanceof ConsumerFailure) {
+      controller.abort();
       try {
-        closeOpen({ type: 'failed', error: { message, code: 'provider_error' } });
-      } catch (closing) {
-        if (closing instanceof ConsumerFailure) throw closing.error;
-        throw closing;
+        reportEnd({ type: 'closed' });
+      } catch {
+        // The consumer's first error is the one rethrown.
       }
+      throw error.error;
+    }
+    controller.abort();
+    try {
+      if (isUnrecoverable(error)) reportEnd({ type: 'unrecoverable', error });
+      else {
+        if (gate.tracker.hasStarted && !gate.tracker.hasEnded) {
+          const message = AgentProviderError.isInstance(error) ? error.message : toAgentErrorInfo(error).message;
+          closeOpen({ type: 'failed', error: { message, code: 'provider_error' } });
+        }
+        reportEnd({ type: 'failed', error });
+      }
+    } catch (closing) {
+      if (closing instanceof ConsumerFailure) throw closing.error;
+      throw closing;
     }
     throw error;
   } finally {

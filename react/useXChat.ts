@@ -1,13 +1,20 @@
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import type { AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import type { AgentMessageState, AgentState } from '../machines/agentState';
 import type { AgentMessageInfo } from '../machines/selectors';
 import { randomId } from '../protocol/randomId';
 import type { AgentProvider } from '../providers/AgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
 import type { AgentCommandState } from '../runtime/commandBook';
-import type { AgentActions } from '../runtime/createXChatRuntime';
+import type { AgentConnectionState } from '../runtime/connectionMachine';
+import type { AgentActions, XChatRuntimeOptions } from '../runtime/createXChatRuntime';
 import { parseXChatMessages, type XChatMessageParser, type XChatParsedMessage } from './parseXChatMessages';
-import { createXChatConversations, getPageXChatConversations, type XChatConversations } from './xChatConversations';
+import {
+  createXChatConversations,
+  getPageXChatConversations,
+  type XChatConversationOptions,
+  type XChatConversations,
+} from './xChatConversations';
 
 export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   /**
@@ -33,6 +40,14 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
    * kept per message while the parser stays the same function, so pass a stable one.
    */
   parser?: XChatMessageParser<Parsed>;
+  /**
+   * Where the conversation's checkpoint is kept: it is restored from it when first held
+   * (its running runs resumed from their cursors) and saved as it changes. Missing: nothing
+   * is persisted. Read when the conversation is made.
+   */
+  checkpointStorage?: AgentCheckpointStorage;
+  /** Reconnecting dropped streams (default on: 3 attempts, 500 ms to 5 s); `false` turns it off. */
+  reconnect?: XChatRuntimeOptions<Input, Request, Chunk, Context>['reconnect'];
 }
 
 export interface UseXChatResult<Input, Parsed> {
@@ -54,8 +69,10 @@ export interface UseXChatResult<Input, Parsed> {
   commandStates: Readonly<Record<string, AgentCommandState>>;
   /** The latest command id of each action key (`getAgentActionKey`). */
   latestCommandByAction: Readonly<Record<string, string>>;
-  /** The last error a run broke off with outside an awaited call (an automatic continuation). */
+  /** The last error a run or the connection broke off with outside an awaited call. */
   error: unknown;
+  /** `idle | restoring | connecting | connected | reconnecting | unrecoverable | failed`. */
+  connectionState: AgentConnectionState;
 }
 
 /**
@@ -79,7 +96,10 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   const shared = conversationKey === undefined ? undefined : (options.conversations ?? getPageXChatConversations());
   const conversations = shared ?? own;
   const key = conversationKey ?? ownKey;
-  const runtime = conversations.get(key, provider);
+  const runtimeOptions: XChatConversationOptions = {};
+  if (options.checkpointStorage !== undefined) runtimeOptions.checkpointStorage = options.checkpointStorage;
+  if (options.reconnect !== undefined) runtimeOptions.reconnect = options.reconnect;
+  const runtime = conversations.get(key, provider, runtimeOptions);
   const latestProvider = useRef(provider);
   latestProvider.current = provider;
   useEffect(() => conversations.hold(key, runtime), [conversations, key, runtime]);
@@ -116,5 +136,6 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
     commandStates: snapshot.commandStates,
     latestCommandByAction: snapshot.latestCommandByAction,
     error: snapshot.error,
+    connectionState: snapshot.connectionState,
   };
 }

@@ -1,5 +1,11 @@
 import type { AgentProvider } from '../providers/AgentProvider';
-import { createXChatRuntime, type XChatRuntime } from '../runtime/createXChatRuntime';
+import { createXChatRuntime, type XChatRuntime, type XChatRuntimeOptions } from '../runtime/createXChatRuntime';
+
+/** What a new conversation's runtime is made with, beside its provider and session id. */
+export type XChatConversationOptions = Omit<
+  XChatRuntimeOptions<unknown, unknown, unknown, unknown>,
+  'provider' | 'sessionId'
+>;
 
 /**
  * Keyed conversations: one chat runtime per key, shared by every chat that holds it and
@@ -22,6 +28,7 @@ export interface XChatConversations {
   get<Input, Request, Chunk, Context>(
     key: string,
     provider: AgentProvider<Input, Request, Chunk, Context>,
+    options?: XChatConversationOptions,
   ): XChatRuntime<Input>;
   /**
    * Holds `runtime` as the conversation `key`, and retains it, until the returned function
@@ -55,10 +62,16 @@ export function createXChatConversations(): XChatConversations {
   };
 
   return {
-    get(key, provider) {
+    get(key, provider, options = {}) {
       let conversation = conversations.get(key);
       if (conversation === undefined) {
-        conversation = { runtime: createXChatRuntime({ provider, sessionId: key }) as XChatRuntime<never>, holders: 0 };
+        const runtime = createXChatRuntime({ ...options, provider, sessionId: key } as XChatRuntimeOptions<
+          unknown,
+          unknown,
+          unknown,
+          unknown
+        >);
+        conversation = { runtime: runtime as XChatRuntime<never>, holders: 0 };
         conversations.set(key, conversation);
       }
       return conversation.runtime as XChatRuntime<never>;

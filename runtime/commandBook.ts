@@ -64,6 +64,39 @@ export class CommandBook {
     this.states = { ...this.states, [command.commandId]: next };
   }
 
+  /**
+   * Commands a checkpoint says were submitting when it was saved: recorded as failed with
+   * `error`, never sent again by themselves. The same intent sent again by the user reuses
+   * their command id and idempotency key, so the runtime can drop a duplicate.
+   */
+  restoreUnanswered(commands: readonly AgentCommand[], error: AgentCommandError): void {
+    if (commands.length === 0) return;
+    const time = this.now();
+    const states = { ...this.states };
+    const latest = { ...this.latestByAction };
+    for (const command of commands) {
+      const key = getAgentCommandKey(command);
+      states[command.commandId] = {
+        command,
+        key,
+        status: 'failed',
+        error,
+        createdAt: command.timestamp,
+        updatedAt: time,
+      };
+      latest[key] = command.commandId;
+    }
+    this.states = states;
+    this.latestByAction = latest;
+  }
+
+  /** The commands still submitting, for a checkpoint. */
+  submittingCommands(): AgentCommand[] {
+    return Object.values(this.states)
+      .filter((state) => state.status === 'submitting')
+      .map((state) => state.command);
+  }
+
   /** Whether any command of this run is still submitting. */
   hasSubmitting(runId: string): boolean {
     return Object.values(this.states).some((state) => state.command.runId === runId && state.status === 'submitting');

@@ -117,6 +117,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
   const dispatch = (event: AgentEvent, admission?: AgentEventAdmission) => {
     store.dispatch(event, admission);
     if (!RUN_TERMINALS.has(event.type)) return;
+    core.checkpoint('terminal');
     const waiters = terminalWaiters.get(event.runId);
     if (waiters !== undefined) for (const wake of [...waiters]) wake();
     forgetIfFinished(event.runId);
@@ -127,6 +128,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     store.settle(live.command);
     book.settle(live.command, undefined);
     core.schedule();
+    core.checkpoint('command');
     live.resolve({ commandId: live.command.commandId, idempotencyKey: live.command.idempotencyKey });
     forgetIfFinished(live.command.runId);
   };
@@ -137,6 +139,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     book.settle(live.command, error);
     if (live.command.type === 'run.cancel') lanes.get(live.command.runId)?.send({ type: 'lane.cancel_settled' });
     core.schedule();
+    core.checkpoint('command');
     live.reject(error);
     forgetIfFinished(live.command.runId);
   };
@@ -256,6 +259,10 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     runId: string,
     payload: AgentCommandPayloadMap[Type],
   ): Promise<AgentActionResult> => {
+    if (core.isRestoring()) {
+      const message = `${type} refused: the conversation is being restored from its checkpoint; try again once it is`;
+      return Promise.reject(new AgentCommandError('restoring', message, { retryable: true }));
+    }
     const state = store.getSnapshot();
     const run = getOwn(state.runs, runId);
     // A waiting run's input is settled here (tool results) or carried by its continuation (answers).
@@ -298,6 +305,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       commands.set(command.commandId, { command, provider, controller: new AbortController(), resolve, reject });
       book.submitting(command);
       core.schedule();
+      core.checkpoint('command');
       if (local && type === 'approval.resolve') recordAnswer(command as AgentCommandOf<'approval.resolve'>);
       else lane.send(laneEvent);
     });

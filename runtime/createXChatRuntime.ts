@@ -1,13 +1,26 @@
+import { createActor } from 'xstate';
+import type { AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
+import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
+import { createAgentCheckpointCoordinator } from '../checkpoint/createAgentCheckpointCoordinator';
+import type { ParseAgentCheckpointOptions } from '../checkpoint/parseAgentCheckpoint';
 import type { AgentState } from '../machines/agentState';
 import { type AgentStore, type AgentStoreOptions, createAgentStore } from '../machines/createAgentStore';
 import { type AgentMessageInfo, selectMessages } from '../machines/selectors';
 import type { AgentCommandPayloadMap } from '../protocol/commandSchemas';
 import { randomId } from '../protocol/randomId';
+import type { AgentRunContinuation } from '../providers/AgentProvider';
 import { type AgentProvider, type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
 import { AgentProviderError } from '../providers/AgentProviderError';
-import { type AgentRunResult, runAgentProvider } from '../providers/runAgentProvider';
+import {
+  type AgentConnectionChange,
+  type AgentRunResult,
+  type RunAgentProviderOptions,
+  runAgentProvider,
+} from '../providers/runAgentProvider';
 import { createAgentLoop, type StartRun } from './agentLoop';
 import { type AgentCommandState, CommandBook } from './commandBook';
+import { type AgentConnectionState, connectionMachine } from './connectionMachine';
+import { buildConversationCheckpoint, type RestoredRun, restoreConversation } from './conversationCheckpoint';
 import { type AgentActionResult, createCommandRunner } from './createCommandRunner';
 import type { RuntimeCore, RuntimeRun } from './runtimeCore';
 
@@ -34,6 +47,20 @@ export interface XChatRuntimeOptions<Input, Request, Chunk, Context> {
   cancelTimeoutMs?: number;
   /** The clock of command timestamps and command states. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Where the conversation's checkpoint is kept. Given, the runtime restores the
+   * conversation from it when created (resuming its running runs from their cursors) and
+   * saves it as it changes. Missing: nothing is persisted.
+   */
+  checkpointStorage?: AgentCheckpointStorage;
+  /** Checkpoint timing and migration: `throttleMs` (1000), `saveTimeoutMs` (10 000), `migrate`. */
+  checkpoint?: {
+    throttleMs?: number;
+    saveTimeoutMs?: number;
+    migrate?: ParseAgentCheckpointOptions['migrate'];
+  };
+  /** Reconnecting a dropped stream from its cursor (see `runAgentProvider`); `false` turns it off. */
+  reconnect?: RunAgentProviderOptions<unknown, unknown, unknown, unknown>['reconnect'];
 }
 
 /** What a chat view reads. The same object until something in it changes. */
@@ -49,9 +76,14 @@ export interface XChatSnapshot {
   latestCommandByAction: Readonly<Record<string, string>>;
   /**
    * The last error a run of this runtime broke off with outside a caller's await (an
-   * automatic continuation whose provider broke its contract, say). Runs that fail are in AgentState.
+   * automatic continuation whose provider broke its contract, say), or the error of a
+   * connection that failed or cannot go on. Runs that fail are in AgentState.
    */
   error: unknown;
+  /** `idle | restoring | connecting | connected | reconnecting | unrecoverable | failed`. */
+  connectionState: AgentConnectionState;
+  /** The last checkpoint that could not be read or saved; the runs went on regardless. */
+  checkpointError: AgentCheckpointError | undefined;
 }
 
 export interface XChatRequestOptions<Input> {
@@ -115,6 +147,10 @@ export interface XChatRuntime<Input> {
   readonly sessionId: string;
   readonly store: AgentStore;
   readonly agentActions: AgentActions;
+  /** Settles when the restore from the checkpoint is done (at once without a checkpoint storage). */
+  readonly restored: Promise<void>;
+  /** Saves the checkpoint now if anything changed since the last save. */
+  flushCheckpoint(): Promise<void>;
   getSnapshot(): XChatSnapshot;
   subscribe(listener: () => void): () => void;
   /**
@@ -174,6 +210,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   let holders = 0;
   let snapshot: XChatSnapshot | undefined;
   let lastError: unknown;
+  let checkpointError: AgentCheckpointError | undefined;
+  const connection = createActor(connectionMachine).start();
 
   let scheduled = false;
   const notify = () => {
@@ -188,7 +226,31 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     scheduled = true;
     setTimeout(notify, 0);
   };
-  store.subscribe(schedule);
+  connection.subscribe(schedule);
+
+  const storage = options.checkpointStorage;
+  const coordinator =
+    storage === undefined
+      ? undefined
+      : createAgentCheckpointCoordinator({
+          storage,
+          sessionId,
+          build: () => buildConversationCheckpoint(core),
+          ...(options.checkpoint?.throttleMs === undefined ? {} : { throttleMs: options.checkpoint.throttleMs }),
+          ...(options.checkpoint?.saveTimeoutMs === undefined
+            ? {}
+            : { saveTimeoutMs: options.checkpoint.saveTimeoutMs }),
+          onError: (error) => {
+            checkpointError = error;
+            schedule();
+          },
+        });
+  let restoring = storage !== undefined;
+  store.subscribe(() => {
+    schedule();
+    // Not while restoring: the restored state is what was saved.
+    if (!restoring) coordinator?.schedule('batch');
+  });
 
   const core: RuntimeCore = {
     sessionId,
@@ -198,15 +260,61 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     book,
     schedule,
     providerOf: (runId) => runs.get(runId)?.provider ?? (options.provider as AnyAgentProvider),
+    checkpoint: (reason) => {
+      if (!restoring) coordinator?.schedule(reason);
+    },
+    isRestoring: () => restoring,
   };
 
-  const startRun: StartRun = async (input, provider, continuation, autoDepth) => {
+  /** What the runner says of a stream, for the connection machine. */
+  const onConnection = (change: AgentConnectionChange) => {
+    switch (change.type) {
+      case 'connecting':
+        // The first attempt opens the stream; later ones are the runner's reconnects.
+        if (change.attempt === 0) connection.send({ type: 'stream.connecting', resume: false });
+        return;
+      case 'connected':
+        connection.send({ type: 'stream.connected' });
+        return;
+      case 'reconnecting':
+        connection.send({ type: 'stream.reconnecting', attempt: change.attempt, error: change.error });
+        return;
+      case 'unrecoverable':
+        lastError = change.error;
+        connection.send({ type: 'stream.unrecoverable', error: change.error });
+        return;
+      case 'failed':
+        lastError = change.error;
+        connection.send({ type: 'stream.failed', error: change.error });
+        return;
+      case 'closed':
+        connection.send({ type: 'stream.closed' });
+        return;
+    }
+  };
+
+  /** Runs one stream of the conversation: a new run, a continuation, or a restored run resumed from its cursor. */
+  const stream = async (
+    input: unknown,
+    provider: AnyAgentProvider,
+    continuation: AgentRunContinuation | undefined,
+    autoDepth: number,
+    restored?: RestoredRun,
+  ): Promise<AgentRunResult> => {
     checkAgentProvider(provider);
-    const runId = randomId();
+    const runId = restored?.runId ?? randomId();
     const controller = new AbortController();
-    const run: RuntimeRun = { provider, input, controller, closedByCommand: false, autoDepth };
+    const run: RuntimeRun = {
+      provider,
+      input,
+      controller,
+      closedByCommand: false,
+      autoDepth,
+      cursor: restored?.cursor,
+    };
     runs.set(runId, run);
     schedule();
+    if (restored !== undefined) connection.send({ type: 'stream.connecting', resume: true });
     try {
       return await runAgentProvider({
         provider,
@@ -216,16 +324,55 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         signal: controller.signal,
         history: store.getSnapshot(),
         ...(continuation === undefined ? {} : { continuation }),
+        ...(restored === undefined ? {} : { resume: { cursor: restored.cursor, lastSequence: restored.lastSequence } }),
+        ...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
         onEvent: (event, admission) => {
           // After a confirmed cancel the stream is closed here: its closing events are not news.
           if (!run.closedByCommand) commandRunner.dispatch(event, admission);
         },
+        onCursor: (cursor) => {
+          run.cursor = cursor;
+          core.checkpoint('cursor');
+        },
+        onConnection,
         now,
       });
     } finally {
       run.controller = undefined;
       schedule();
     }
+  };
+
+  const restored =
+    storage === undefined
+      ? Promise.resolve()
+      : restoreConversation(
+          core,
+          { storage, ...(options.checkpoint?.migrate === undefined ? {} : { migrate: options.checkpoint.migrate }) },
+          connection,
+          (runId) => {
+            const provider = core.providerOf(runId);
+            return provider.capabilities.resumable === true && provider.transport.resume !== undefined;
+          },
+        ).then(({ resume, error }) => {
+          restoring = false;
+          if (error !== undefined) {
+            lastError = error;
+            if (AgentCheckpointError.isInstance(error)) checkpointError = error;
+          }
+          schedule();
+          for (const run of resume) {
+            stream(run.input, core.providerOf(run.runId), undefined, 0, run).catch((failure: unknown) => {
+              lastError = failure;
+              schedule();
+            });
+          }
+        });
+
+  const startRun: StartRun = async (input, provider, continuation, autoDepth) => {
+    // While the conversation is being restored, a request waits: it must not start on an empty one.
+    await restored;
+    return stream(input, provider, continuation, autoDepth);
   };
 
   const loop = createAgentLoop(core, () => commandRunner, startRun, {
@@ -245,14 +392,16 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     const agentState = store.getSnapshot();
     // In flight from the call until the run has ended. Not "a run is running" in AgentState:
     // a run whose events a strict store refused stays running there, with nobody streaming it.
-    let isRequesting = false;
+    let isRequesting = waiting > 0;
     for (const run of runs.values()) if (run.controller !== undefined) isRequesting = true;
     if (
       snapshot?.agentState !== agentState ||
       snapshot.isRequesting !== isRequesting ||
       snapshot.commandStates !== book.states ||
       snapshot.latestCommandByAction !== book.latestByAction ||
-      snapshot.error !== lastError
+      snapshot.error !== lastError ||
+      snapshot.connectionState !== connection.getSnapshot().value ||
+      snapshot.checkpointError !== checkpointError
     ) {
       snapshot = {
         agentState,
@@ -261,13 +410,27 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         commandStates: book.states,
         latestCommandByAction: book.latestByAction,
         error: lastError,
+        connectionState: connection.getSnapshot().value as AgentConnectionState,
+        checkpointError,
       };
     }
     return snapshot;
   };
 
-  const request = (input: Input, requestOptions: XChatRequestOptions<Input> = {}): Promise<AgentRunResult> =>
-    startRun(input, (requestOptions.provider ?? options.provider) as AnyAgentProvider, undefined, 0);
+  /** Requests waiting for the restore to finish. */
+  let waiting = 0;
+  const request = async (input: Input, requestOptions: XChatRequestOptions<Input> = {}): Promise<AgentRunResult> => {
+    const provider = (requestOptions.provider ?? options.provider) as AnyAgentProvider;
+    checkAgentProvider(provider);
+    waiting += 1;
+    schedule();
+    try {
+      await restored;
+    } finally {
+      waiting -= 1;
+    }
+    return stream(input, provider, undefined, 0);
+  };
 
   const agentActions: AgentActions = {
     resolveApproval: ({ runId, approvalId, decision, data, expectedVersion }) => {
@@ -296,6 +459,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     sessionId,
     store,
     agentActions,
+    restored,
+    flushCheckpoint: () => coordinator?.flush() ?? Promise.resolve(),
     getSnapshot,
     subscribe(listener) {
       listeners.add(listener);

@@ -3,6 +3,8 @@ export type { AgentActionTarget } from './agentCommandKeys';
 export { getAgentActionKey, getAgentCommandKey } from './agentCommandKeys';
 export type { AgentCommandState, AgentCommandStatus } from './commandBook';
 export { commandLaneMachine } from './commandLaneMachine';
+export type { AgentConnectionState } from './connectionMachine';
+export { connectionMachine } from './connectionMachine';
 export type {
   AgentActionResult,
   AgentActions,

@@ -12,7 +12,12 @@ export interface RuntimeRun {
   closedByCommand: boolean;
   /** Automatic continuations in a row that led to this run. */
   autoDepth: number;
+  /** The last cursor whose events were all dispatched, while the run streams. */
+  cursor: string | undefined;
 }
+
+/** What makes a checkpoint worth saving: throttled for batches and cursors, at once for the rest. */
+export type CheckpointReason = 'batch' | 'cursor' | 'command' | 'terminal';
 
 /** What the parts of one interaction runtime share: its conversation, runs and command states. */
 export interface RuntimeCore {
@@ -25,4 +30,8 @@ export interface RuntimeCore {
   schedule(): void;
   /** The provider a run's commands and continuations go to: the one that ran it here, else the runtime's. */
   providerOf(runId: string): AnyAgentProvider;
+  /** Something a checkpoint holds changed (no-op without a checkpoint storage). */
+  checkpoint(reason: CheckpointReason): void;
+  /** Whether the conversation is being restored from its checkpoint: commands wait for it. */
+  isRestoring(): boolean;
 }

@@ -9,10 +9,12 @@ export type AgentTransportErrorCode =
   | 'invalid_frame'
   | 'abnormal_close'
   | 'missing_websocket'
-  | 'unsupported_headers';
+  | 'unsupported_headers'
+  | 'timeout'
+  | 'invalid_cursor';
 
 export interface AgentTransportErrorDetails {
-  /** The HTTP status, for `http_error`. */
+  /** The HTTP status, for `http_error` and `invalid_cursor`. */
   status?: number;
   /** The start of the response body (at most 2 KB), for `http_error`. */
   bodyExcerpt?: string;
@@ -25,6 +27,8 @@ export interface AgentTransportErrorDetails {
 
 /**
  * A transport could not deliver the stream; `code` says how, the details say with what.
+ * `timeout`: nothing arrived for the transport's `idleTimeoutMs`. `invalid_cursor`: the
+ * server refused the cursor a `resume` asked for (it expired, or it never knew it).
  *
  * @example
  * if (AgentTransportError.isInstance(error) && error.code === 'http_error' && error.status === 401) signIn();

@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { AgentTransport } from './AgentTransport';
 import { AgentTransportError } from './AgentTransportError';
+import { idleTimeoutOf } from './idleTimeout';
 
 /** One server-sent event: its `data`, and the `event` and `id` fields when the server sent them. */
 export interface SSEChunk {
@@ -25,7 +26,22 @@ export interface SSETransportOptions<Request> {
    * and is never buffered whole. Default 10 MiB.
    */
   maxFrameSize?: number;
+  /**
+   * How long the stream may stay silent: no response, or no bytes of it, for this long
+   * ends the read with an `AgentTransportError` of code `timeout` (one a provider may
+   * classify as retryable, so the runner reconnects). Only time spent waiting for the
+   * server counts, not time the consumer spends on frames. Default 60 000 ms; `0` or
+   * `Infinity` turns it off.
+   */
+  idleTimeoutMs?: number;
 }
+
+/**
+ * Statuses a `resume` answer means "no such cursor" with, becoming `invalid_cursor`:
+ * 404 Not Found, 409 Conflict, 410 Gone (the usual one: the log was trimmed), 412
+ * Precondition Failed, 416 Range Not Satisfiable, 422 Unprocessable Content.
+ */
+const INVALID_CURSOR_STATUSES: ReadonlySet<number> = new Set([404, 409, 410, 412, 416, 422]);
 
 const BODY_EXCERPT_LIMIT = 2048;
 
@@ -159,12 +175,18 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
   /** The text fed last ended with CR, which the parser holds until it sees whether an LF follows. */
   private pendingCR = false;
   private finished = false;
+  /** Aborts the request on the caller's abort or on the idle timeout. */
+  private readonly controller = new AbortController();
+  private readonly forwardAbort = () => this.controller.abort(this.signal.reason);
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private timedOut = false;
 
   constructor(
-    private readonly connect: () => Promise<Response>,
+    private readonly connect: (signal: AbortSignal) => Promise<Response>,
     private readonly signal: AbortSignal,
     private readonly url: string,
     private readonly maxFrameSize: number,
+    private readonly idleTimeoutMs: number | undefined,
   ) {
     this.sizes = new FrameSizes(maxFrameSize);
     this.parser = createParser({
@@ -190,14 +212,45 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
 
   private close(): void {
     this.finished = true;
+    this.disarm();
+    this.signal.removeEventListener('abort', this.forwardAbort);
     this.reader?.cancel().catch(() => {});
+  }
+
+  /** Starts the idle timer for one wait on the server. */
+  private arm(): void {
+    if (this.idleTimeoutMs === undefined) return;
+    this.idleTimer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort(this.timeoutError());
+      // A fetch that ignores its signal still has its read ended; `read` sees `timedOut`.
+      this.reader?.cancel().catch(() => {});
+    }, this.idleTimeoutMs);
+  }
+
+  private disarm(): void {
+    if (this.idleTimer === undefined) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private timeoutError(): AgentTransportError {
+    return new AgentTransportError('timeout', `${this.url} sent nothing for ${this.idleTimeoutMs} ms`);
   }
 
   private async fill(): Promise<IteratorResult<SSEChunk>> {
     try {
       if (this.failure !== undefined) throw this.failure;
       if (this.reader === undefined && !this.finished) {
-        const response = await this.connect();
+        if (this.signal.aborted) this.controller.abort(this.signal.reason);
+        else this.signal.addEventListener('abort', this.forwardAbort, { once: true });
+        this.arm();
+        let response: Response;
+        try {
+          response = await this.connect(this.controller.signal);
+        } finally {
+          this.disarm();
+        }
         if (!response.body) this.finished = true;
         else this.reader = response.body.getReader();
       }
@@ -210,21 +263,26 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
       return DONE;
     } catch (error) {
       this.close();
-      throw error;
+      throw this.timedOut ? this.timeoutError() : error;
     }
   }
 
   private async read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
     let result: ReadableStreamReadResult<Uint8Array>;
+    this.arm();
     try {
       result = await reader.read();
     } catch (error) {
+      if (this.timedOut) throw this.timeoutError();
       throw this.signal.aborted
         ? new AgentTransportError('aborted', 'The stream was aborted', { cause: this.signal.reason })
         : new AgentTransportError('network_error', `The stream from ${this.url} broke: ${(error as Error).message}`, {
             cause: error,
           });
+    } finally {
+      this.disarm();
     }
+    if (this.timedOut) throw this.timeoutError();
     if (result.done) {
       const rest = this.decoder.decode();
       if (rest !== '' && !this.take(rest)) return;
@@ -278,8 +336,10 @@ class SSEFrames implements AsyncIterableIterator<SSEChunk> {
 /**
  * Server-sent events over fetch. It yields one chunk per event, framed by
  * `eventsource-parser` (LF, CRLF and CR line ends, multi-line data, comments, `event`,
- * `id` and `retry` fields). `getCursor` returns an event's `id`; `resume` reconnects
- * with `Last-Event-ID`.
+ * `id` and `retry` fields). `getCursor` returns an event's `id`; `resume` sends the request
+ * again with `Last-Event-ID`, and an answer of 404, 409, 410, 412, 416 or 422 to it is an
+ * `invalid_cursor` error (the server does not know the cursor) rather than an `http_error`.
+ * A server silent for `idleTimeoutMs` (default 60 s) fails the read with `timeout`.
  *
  * @example
  * const transport = createSSETransport({
@@ -320,8 +380,16 @@ export function createSSETransport<Request = unknown>(
     }
     if (response.status >= 400) {
       const bodyExcerpt = await readExcerpt(response);
-      throw new AgentTransportError('http_error', `${String(options.url)} answered ${response.status}`, {
-        status: response.status,
+      const { status } = response;
+      if (lastEventId !== undefined && INVALID_CURSOR_STATUSES.has(status)) {
+        throw new AgentTransportError(
+          'invalid_cursor',
+          `${String(options.url)} answered ${status} to resuming after "${lastEventId}"`,
+          { status, bodyExcerpt },
+        );
+      }
+      throw new AgentTransportError('http_error', `${String(options.url)} answered ${status}`, {
+        status,
         bodyExcerpt,
       });
     }
@@ -337,8 +405,15 @@ export function createSSETransport<Request = unknown>(
     return response;
   }
 
+  const idleTimeoutMs = idleTimeoutOf(options.idleTimeoutMs);
   const stream = (request: Request, signal: AbortSignal, lastEventId?: string): AsyncIterableIterator<SSEChunk> =>
-    new SSEFrames(() => connect(request, signal, lastEventId), signal, String(options.url), maxFrameSize);
+    new SSEFrames(
+      (requestSignal) => connect(request, requestSignal, lastEventId),
+      signal,
+      String(options.url),
+      maxFrameSize,
+      idleTimeoutMs,
+    );
 
   return {
     kind: 'sse',

@@ -1,5 +1,6 @@
 import type { AgentTransport } from './AgentTransport';
 import { AgentTransportError } from './AgentTransportError';
+import { idleTimeoutOf } from './idleTimeout';
 
 /** The part of the WebSocket API the transport uses: the browser's, Node 22's, or `ws`. */
 export interface WebSocketLike {
@@ -24,7 +25,7 @@ export type PerConnection<Value> = Value | (() => Value | Promise<Value>);
  * URL (a query token) or in a subprotocol; both may be functions, called for every
  * connection, so each one carries the current token.
  */
-export interface WebSocketTransportOptions<Request> {
+export interface WebSocketTransportOptions<Request, Frame = unknown> {
   /** The endpoint, or a function that makes it per connection (`wss://host/run?token=...`). */
   url: PerConnection<string | URL>;
   /** Subprotocols (`Sec-WebSocket-Protocol`), or a function that makes them per connection. */
@@ -39,6 +40,28 @@ export interface WebSocketTransportOptions<Request> {
   WebSocket?: WebSocketConstructor;
   /** The first message sent once the socket is open; by default `JSON.stringify(request)`. */
   serialize?: (request: Request) => string;
+  /**
+   * The first message of a socket opened by `resume`, in place of the request: it asks the
+   * server for the frames after `cursor`. A string is sent as it is, anything else as
+   * JSON. Default `{ type: 'resume', cursor, request }`.
+   */
+  resumeMessage?: (request: Request, cursor: string) => unknown;
+  /** The cursor a frame leaves the stream at (`getCursor`). Default its `id` or `cursor` string field. */
+  cursorOf?: (frame: Frame) => string | undefined;
+  /**
+   * No message for this long (the handshake included) fails the stream with an
+   * `AgentTransportError` of code `timeout` and closes the socket. Default 60 000 ms; `0`
+   * or `Infinity` turns it off.
+   */
+  idleTimeoutMs?: number;
+}
+
+/** A frame's `id` or `cursor`, when it is a string. */
+function defaultCursorOf(frame: unknown): string | undefined {
+  if (typeof frame !== 'object' || frame === null) return undefined;
+  const { id, cursor } = frame as { id?: unknown; cursor?: unknown };
+  if (typeof id === 'string') return id;
+  return typeof cursor === 'string' ? cursor : undefined;
 }
 
 const NORMAL_CLOSURE = 1000;
@@ -55,8 +78,10 @@ function textOf(data: unknown): string {
 
 /**
  * A WebSocket stream: the request goes out as the first message, and every message that
- * comes back is parsed as JSON and yielded. A close other than 1000 and a frame that is
- * not JSON are typed errors; an abort closes the socket.
+ * comes back is parsed as JSON and yielded. A close other than 1000, a frame that is not
+ * JSON and a socket silent for `idleTimeoutMs` are typed errors; an abort closes the socket.
+ * `getCursor` reads a frame's cursor (`cursorOf`); `resume` opens a new socket whose first
+ * message asks for the frames after a cursor (`resumeMessage`).
  *
  * @example
  * import { WebSocket } from 'ws'; // Node 20; browsers and Node 22 have a global WebSocket
@@ -66,9 +91,11 @@ function textOf(data: unknown): string {
  * });
  */
 export function createWebSocketTransport<Request = unknown, Frame = unknown>(
-  options: WebSocketTransportOptions<Request>,
+  options: WebSocketTransportOptions<Request, Frame>,
 ): AgentTransport<Request, Frame> {
-  async function* open(request: Request, signal: AbortSignal): AsyncGenerator<Frame> {
+  const idleTimeoutMs = idleTimeoutOf(options.idleTimeoutMs);
+
+  async function* connect(firstMessage: () => string, signal: AbortSignal): AsyncGenerator<Frame> {
     const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (!Socket) {
       throw new AgentTransportError(
@@ -98,21 +125,39 @@ export function createWebSocketTransport<Request = unknown, Frame = unknown>(
     let head = 0;
     let wake: (() => void) | undefined;
     let finished = false;
+    // One timer for the whole socket, pushed back only when it fires: resetting a timer per
+    // message would cost more than the message.
+    let lastMessageAt = Date.now();
+    let idleTimer: ReturnType<typeof setTimeout> | undefined;
     const push = (item: Item) => {
       if (finished) return;
-      if ('error' in item || 'end' in item) finished = true;
+      if ('error' in item || 'end' in item) {
+        finished = true;
+        clearTimeout(idleTimer);
+      }
       queue.push(item);
       wake?.();
     };
+    const checkIdle = (timeout: number) => {
+      const silentFor = Date.now() - lastMessageAt;
+      if (silentFor < timeout) {
+        idleTimer = setTimeout(checkIdle, timeout - silentFor, timeout);
+        return;
+      }
+      push({ error: new AgentTransportError('timeout', `WebSocket ${url} sent nothing for ${timeout} ms`) });
+      socket.close(NORMAL_CLOSURE, 'idle timeout');
+    };
+    if (idleTimeoutMs !== undefined) idleTimer = setTimeout(checkIdle, idleTimeoutMs, idleTimeoutMs);
     const onAbort = () => {
       push({ error: aborted() });
       socket.close(NORMAL_CLOSURE, 'aborted');
     };
     signal.addEventListener('abort', onAbort, { once: true });
     socket.addEventListener('open', () => {
-      socket.send(options.serialize ? options.serialize(request) : JSON.stringify(request));
+      socket.send(firstMessage());
     });
     socket.addEventListener('message', (event: { data: unknown }) => {
+      lastMessageAt = Date.now();
       const text = textOf(event.data);
       try {
         push({ frame: JSON.parse(text) });
@@ -174,10 +219,24 @@ export function createWebSocketTransport<Request = unknown, Frame = unknown>(
         else return;
       }
     } finally {
+      clearTimeout(idleTimer);
       signal.removeEventListener('abort', onAbort);
       if (socket.readyState <= 1) socket.close(NORMAL_CLOSURE, 'done');
     }
   }
 
-  return { kind: 'websocket', open };
+  const cursorOf = options.cursorOf ?? defaultCursorOf;
+  return {
+    kind: 'websocket',
+    open: (request, signal) =>
+      connect(() => (options.serialize ? options.serialize(request) : JSON.stringify(request)), signal),
+    getCursor: (frame) => cursorOf(frame),
+    resume: (request, cursor, signal) =>
+      connect(() => {
+        const message = options.resumeMessage
+          ? options.resumeMessage(request, cursor)
+          : { type: 'resume', cursor, request };
+        return typeof message === 'string' ? message : JSON.stringify(message);
+      }, signal),
+  };
 }

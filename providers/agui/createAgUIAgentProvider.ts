@@ -279,5 +279,17 @@ export function createAgUIAgentProvider(
       message: 'The AG-UI stream ended without RUN_FINISHED or RUN_ERROR',
       code: 'missing_run_finished',
     },
+    isRetryable: isRetryableAgUIError,
   });
+}
+
+/**
+ * Dropped connections, stalled streams, rate limits and server errors are worth retrying;
+ * an AG-UI stream that broke its own rules (`AgUIEventError`) or a client error is not.
+ */
+function isRetryableAgUIError(error: unknown): boolean {
+  if (error instanceof AgUIEventError || typeof error !== 'object' || error === null) return false;
+  const { code, status } = error as { code?: unknown; status?: unknown };
+  if (code === 'http_error') return typeof status === 'number' && (status === 429 || status >= 500);
+  return code === 'network_error' || code === 'timeout' || code === 'abnormal_close';
 }

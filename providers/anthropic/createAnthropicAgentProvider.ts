@@ -65,7 +65,7 @@ function isRetryable(error: unknown): boolean {
   if (error instanceof AnthropicStreamError) return RETRYABLE_TYPES.has(error.code);
   const { code, status } = (error ?? {}) as { code?: unknown; status?: unknown };
   if (typeof status === 'number') return status === 429 || status === 529 || status >= 500;
-  return code === 'network_error';
+  return code === 'network_error' || code === 'timeout';
 }
 
 /**

@@ -188,10 +188,16 @@ function toOpenAIMessage(message: OpenAIChatMessage): OpenAIChatMessage {
   return { ...message, content: toOpenAIContent(message.content) };
 }
 
-/** Rate limits, overloads, server errors and dropped connections are worth retrying. */
+/** Rate limits, overloads, server errors, dropped connections and stalled streams are worth retrying. */
 function classify(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, status } = error as { code?: unknown; status?: unknown };
   if (typeof status === 'number') return status === 429 || status >= 500;
-  return code === 'network_error' || code === 'rate_limit_exceeded' || code === 'server_error' || code === 'overloaded';
+  return (
+    code === 'network_error' ||
+    code === 'timeout' ||
+    code === 'rate_limit_exceeded' ||
+    code === 'server_error' ||
+    code === 'overloaded'
+  );
 }

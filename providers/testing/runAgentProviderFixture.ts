@@ -4,7 +4,7 @@ import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentTransport } from '../../transports/AgentTransport';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import type { AgentProvider } from '../AgentProvider';
-import { type AgentRunResult, runAgentProvider } from '../runAgentProvider';
+import { type AgentRunResult, type RunAgentProviderOptions, runAgentProvider } from '../runAgentProvider';
 import { type AgentProviderValidationIssue, validateAgentProviderEvents } from './validateAgentProviderEvents';
 
 export interface AgentProviderFixtureRun {
@@ -93,7 +93,13 @@ export function failingAfterFirstChunk<Request, Chunk>(
 export async function runAgentProviderFixture<Input, Request, Chunk, Context>(
   provider: AgentProvider<Input, Request, Chunk, Context>,
   input: Input,
-  options: { signal?: AbortSignal; sessionId?: string; runId?: string } = {},
+  options: {
+    signal?: AbortSignal;
+    sessionId?: string;
+    runId?: string;
+    /** How the runner reconnects a dropped stream; default the runner's own. */
+    reconnect?: RunAgentProviderOptions<Input, Request, Chunk, Context>['reconnect'];
+  } = {},
 ): Promise<AgentProviderFixtureRun> {
   const store = createAgentStore();
   const events: AgentEvent[] = [];
@@ -104,6 +110,7 @@ export async function runAgentProviderFixture<Input, Request, Chunk, Context>(
       sessionId: options.sessionId ?? 'contract-session',
       runId: options.runId ?? 'contract-run',
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
       onEvent: (event) => {
         events.push(event);
         store.dispatch(event);

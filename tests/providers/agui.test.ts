@@ -289,6 +289,7 @@ describe('AG-UI provider: extensions, activities, usage, bad ids', () => {
     expect(state.runs['contract-run']?.error).toEqual({
       message: 'Invalid AG-UI TOOL_CALL_START at toolCallId: is empty',
       code: 'invalid_agui_event',
+      retryable: false,
     });
     expect(state.messages['contract-run:msg-1']).toMatchObject({ status: 'failed', content: 'Let me look.' });
   });
@@ -305,9 +306,30 @@ describe('AG-UI provider: extensions, activities, usage, bad ids', () => {
         message: `${denied.url} answered 403: Agent access denied`,
         code: 'http_error',
         data: { status: 403, body: { message: 'Agent access denied' } },
+        retryable: false,
       });
+      // Not worth retrying: the request was sent once.
+      expect(denied.requests).toHaveLength(1);
     } finally {
       await denied.close();
+    }
+  });
+
+  it('reconnects a dropped or overloaded stream: a 503 is retried, and the run fails once the budget is spent', async () => {
+    const busy = await startHttpServer((_request, response) => {
+      response.writeHead(503, { 'content-type': 'text/plain' });
+      response.end('busy');
+    });
+    try {
+      const busyProvider = createAgUIAgentProvider({ url: busy.url });
+      const { state, events } = await runAgentProviderFixture(busyProvider, input('cancelled.sse'), {
+        reconnect: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 2 },
+      });
+      expect(busy.requests).toHaveLength(3);
+      expect(events.filter((event) => event.type === 'run.failed')).toHaveLength(1);
+      expect(state.runs['contract-run']?.error).toMatchObject({ code: 'http_error', retryable: true });
+    } finally {
+      await busy.close();
     }
   });
 

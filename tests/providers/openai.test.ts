@@ -168,14 +168,19 @@ describe('OpenAI-compatible provider mapping (over SSE from a loopback server)',
     expect(truncated.state.runs['contract-run']?.error?.code).toBe('incomplete_stream');
   });
 
-  it('answers 429 with a failed run marked retryable', async () => {
+  it('answers 429 with a failed run marked retryable, after the reconnect budget is spent', async () => {
     const limited = await startHttpServer((_request, response) => {
       response.writeHead(429, { 'content-type': 'application/json' });
       response.end('{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}');
     });
     try {
       const limitedProvider = createOpenAICompatibleAgentProvider({ baseURL: limited.url, model: 'm' });
-      const { state } = await runAgentProviderFixture(limitedProvider, input('text.sse'));
+      const { state, events } = await runAgentProviderFixture(limitedProvider, input('text.sse'), {
+        reconnect: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 2 },
+      });
+      // Retryable: the request was sent again twice before the run failed, once.
+      expect(limited.requests).toHaveLength(3);
+      expect(events.filter((event) => event.type === 'run.failed')).toHaveLength(1);
       expect(state.runs['contract-run']?.error).toMatchObject({
         message: `${limited.url}/chat/completions answered 429: Rate limit reached`,
         code: 'http_error',

@@ -1,0 +1,123 @@
+import { assign, setup } from 'xstate';
+
+/** Where a conversation's connection to its runtime stands (seed 003 §11.3). */
+export type AgentConnectionState =
+  | 'idle'
+  | 'restoring'
+  | 'connecting'
+  | 'connected'
+  | 'reconnecting'
+  | 'unrecoverable'
+  | 'failed';
+
+export type ConnectionMachineEvent =
+  /** A checkpoint is being read. */
+  | { type: 'restore.started' }
+  /** The checkpoint was restored; `resuming` runs are being resumed from their cursors, `stranded` cannot be. */
+  | { type: 'restore.done'; resuming: number; stranded: number }
+  /** The checkpoint could not be read or was invalid: nothing was restored. */
+  | { type: 'restore.failed'; error: unknown }
+  /** A run's stream is opening (a new request, or a resume). */
+  | { type: 'stream.connecting'; resume: boolean }
+  | { type: 'stream.connected' }
+  | { type: 'stream.reconnecting'; attempt: number; error: unknown }
+  /** A stream cannot go on from where it was: no resume, an invalid cursor, a gap. */
+  | { type: 'stream.unrecoverable'; error: unknown }
+  /** A stream gave up: the reconnect budget is spent, or its error is not worth retrying. */
+  | { type: 'stream.failed'; error: unknown }
+  /** A stream ended (its run ended, or it was aborted). */
+  | { type: 'stream.closed' };
+
+interface ConnectionContext {
+  /** Streams open now. */
+  streams: number;
+  /** The error of the last `failed` or `unrecoverable`, for the view. */
+  error: unknown;
+}
+
+/**
+ * The connection of one conversation, as seed 003 §11.3 draws it:
+ * `idle -> restoring -> idle | reconnecting | unrecoverable | failed`,
+ * `idle -> connecting -> connected -> reconnecting -> connected | unrecoverable | failed`,
+ * and back to `idle` when no stream is open. A new request from `failed` or `unrecoverable`
+ * connects again. With several runs streaming at once it follows the latest change, and is
+ * `idle` only when every stream has closed. It never changes AgentState: a dropped
+ * connection is not a failed run until the runner says the run failed.
+ */
+export const connectionMachine = setup({
+  types: {
+    context: {} as ConnectionContext,
+    events: {} as ConnectionMachineEvent,
+  },
+  guards: {
+    lastStream: ({ context }) => context.streams <= 1,
+    resuming: ({ event }) => event.type === 'restore.done' && event.resuming > 0,
+    stranded: ({ event }) => event.type === 'restore.done' && event.stranded > 0,
+  },
+  actions: {
+    open: assign({ streams: ({ context }) => context.streams + 1 }),
+    close: assign({ streams: ({ context }) => Math.max(0, context.streams - 1) }),
+    keepError: assign({
+      error: ({ event }) => ('error' in event ? event.error : undefined),
+    }),
+    clearError: assign({ error: () => undefined }),
+  },
+}).createMachine({
+  id: 'connection',
+  context: { streams: 0, error: undefined },
+  initial: 'idle',
+  on: {
+    'stream.connecting': [
+      { guard: ({ event }) => event.resume, target: '.reconnecting', actions: ['open', 'clearError'] },
+      { target: '.connecting', actions: ['open', 'clearError'] },
+    ],
+  },
+  states: {
+    idle: {
+      on: { 'restore.started': { target: 'restoring' } },
+    },
+    restoring: {
+      on: {
+        'restore.done': [
+          { guard: 'stranded', target: 'unrecoverable' },
+          { guard: 'resuming', target: 'reconnecting' },
+          { target: 'idle' },
+        ],
+        'restore.failed': { target: 'failed', actions: 'keepError' },
+        // A resume opening during the restore keeps the conversation restoring until it is done.
+        'stream.connecting': { actions: 'open' },
+      },
+    },
+    connecting: {
+      on: {
+        'stream.connected': { target: 'connected' },
+        'stream.failed': { target: 'failed', actions: ['close', 'keepError'] },
+        'stream.unrecoverable': { target: 'unrecoverable', actions: ['close', 'keepError'] },
+        'stream.closed': [{ guard: 'lastStream', target: 'idle', actions: 'close' }, { actions: 'close' }],
+      },
+    },
+    connected: {
+      on: {
+        'stream.reconnecting': { target: 'reconnecting' },
+        'stream.failed': { target: 'failed', actions: ['close', 'keepError'] },
+        'stream.unrecoverable': { target: 'unrecoverable', actions: ['close', 'keepError'] },
+        'stream.closed': [{ guard: 'lastStream', target: 'idle', actions: 'close' }, { actions: 'close' }],
+      },
+    },
+    reconnecting: {
+      on: {
+        'stream.connected': { target: 'connected' },
+        'stream.reconnecting': {},
+        'stream.failed': { target: 'failed', actions: ['close', 'keepError'] },
+        'stream.unrecoverable': { target: 'unrecoverable', actions: ['close', 'keepError'] },
+        'stream.closed': [{ guard: 'lastStream', target: 'idle', actions: 'close' }, { actions: 'close' }],
+      },
+    },
+    unrecoverable: {
+      on: { 'stream.closed': { actions: 'close' } },
+    },
+    failed: {
+      on: { 'stream.closed': { actions: 'close' } },
+    },
+  },
+});
