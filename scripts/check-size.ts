@@ -9,13 +9,16 @@ import { bundleSize } from './bundleSize';
 // runs that wait for input, activities and extensions raised the core by 3.4 KB; the
 // entity-kind table, the store's parts and the schema-guided restore copy by 0.7 KB more.
 // The interaction runtime under the hook (commands and their runner, command lanes, command
-// states, the agent loop with continuations) added 4.8 KB to the React entry.
+// states, the agent loop with continuations) added 4.8 KB to the React entry; continuations
+// and retries in the store (continuesRunId, retriedBy) 0.3 KB to the core; restoring from a
+// checkpoint, the save coordinator, the connection machine and reconnect with backoff 6 KB more
+// to the React entry.
 const budgets = [
-  { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 43 },
+  { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 43.5 },
   {
     contents: "export * from './dist/index.js'; export * from './dist/react.js';",
     name: 'agentstate + agentstate/react',
-    limitKb: 51,
+    limitKb: 57,
   },
 ];
 
