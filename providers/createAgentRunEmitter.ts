@@ -20,8 +20,9 @@ export interface AgentRunEmitter {
 
 /**
  * The usual start of a provider's context: events with the run's ids and sequence, and
- * a tracker so `flush` and `transformError` can close what is still open. In a run that
- * continues another, `run.started` names it (`continuesRunId`).
+ * a tracker so `flush` and `transformError` can close what is still open (in a resumed run,
+ * also what the history says it left open). In a run that continues another, `run.started`
+ * names it (`continuesRunId`).
  *
  * @example
  * createContext: (options) => ({ events: createAgentRunEmitter(options) }),
@@ -29,7 +30,10 @@ export interface AgentRunEmitter {
  *   events.close(isAbortError(error) ? { type: 'cancelled', reason: 'aborted' } : { type: 'failed', error: toErrorInfo(error) }),
  */
 export function createAgentRunEmitter(
-  options: Pick<AgentProviderContextOptions, 'sessionId' | 'runId' | 'initialSequence' | 'now' | 'continuation'>,
+  options: Pick<
+    AgentProviderContextOptions,
+    'sessionId' | 'runId' | 'initialSequence' | 'now' | 'continuation' | 'history'
+  >,
 ): AgentRunEmitter {
   const continuesRunId = options.continuation?.runId;
   const factory = createAgentEventFactory({
@@ -39,6 +43,9 @@ export function createAgentRunEmitter(
     now: options.now,
   });
   const tracker = new AgentRunTracker();
+  // A run resumed from a cursor (a sequence to continue after): what it left open is in the
+  // history, so `close` ends those entities and the run once.
+  if (options.initialSequence > 0 && options.history !== undefined) tracker.resume(options.runId, options.history);
   return {
     sessionId: options.sessionId,
     runId: options.runId,
