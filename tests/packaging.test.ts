@@ -141,16 +141,67 @@ describe('packaging: agentstate/runtime works without React installed', () => {
   });
 });
 
+describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () => {
+  const script = (load: string) => `
+    ${load}
+    const { mkdtempSync, readdirSync } = require('node:fs');
+    const { join } = require('node:path');
+    const { tmpdir } = require('node:os');
+    const agentstate = require('agentstate');
+    (async () => {
+      const store = agentstate.createAgentStore();
+      const events = agentstate.createAgentEventFactory({ sessionId: 's1', runId: 'r1' });
+      store.batch([events.create('run.started', {}), events.create('message.started', { messageId: 'm', role: 'user', content: 'Hi' })]);
+      const saved = { schemaVersion: 1, eventProtocolVersion: '0.1', commandProtocolVersion: '0.1', sessionId: 's1',
+        state: store.getSnapshot(), inputByRun: { r1: { prompt: 'Hi' } }, cursorByRun: { r1: '7' }, pendingCommands: [], savedAt: 1 };
+      const directory = mkdtempSync(join(tmpdir(), 'agentstate-checkpoint-'));
+      const storage = node.createFileAgentCheckpointStorage(directory);
+      await storage.save('s1', saved);
+      const loaded = await checkpoint.loadAgentCheckpoint(storage, 's1');
+      const restored = agentstate.createAgentStore();
+      restored.reset(loaded.state);
+      let invalid;
+      try { checkpoint.parseAgentCheckpoint({ ...saved, schemaVersion: 9 }); } catch (error) { invalid = [error.code, error instanceof agentstate.AgentError]; }
+      console.log(JSON.stringify({
+        same: require('node:util').isDeepStrictEqual(restored.getSnapshot(), store.getSnapshot()),
+        cursor: loaded.cursorByRun.r1,
+        files: readdirSync(directory).length,
+        invalid,
+      }));
+    })();`;
+  const expected = { same: true, cursor: '7', files: 1, invalid: ['unsupported_version', true] };
+
+  it('saves to a file and restores from the CommonJS build', () => {
+    const output = runNode(
+      'checkpoint.cjs',
+      script(
+        `const checkpoint = require('agentstate/checkpoint'); const node = require('agentstate/checkpoint/node');`,
+      ),
+    );
+    expect(output).toEqual(expected);
+  });
+
+  it('saves to a file and restores from the ES module build', () => {
+    const output = runNode(
+      'checkpoint.mjs',
+      script(`import * as checkpoint from 'agentstate/checkpoint'; import * as node from 'agentstate/checkpoint/node';
+      import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);`),
+    );
+    expect(output).toEqual({ ...expected, invalid: ['unsupported_version', false] });
+  });
+});
+
 // Every error class, by the entry that exports it, with arguments for its constructor.
 const errorClasses = `
   const entries = ['agentstate', 'agentstate/providers', 'agentstate/transports', 'agentstate/providers/openai',
-    'agentstate/providers/anthropic', 'agentstate/providers/agui', 'agentstate/runtime'];
+    'agentstate/providers/anthropic', 'agentstate/providers/agui', 'agentstate/runtime', 'agentstate/checkpoint'];
   const argumentsByClass = {
     AgentError: ['code', 'message'],
     AgentValidationError: ['state', { path: 'runs', reason: 'r', message: 'm' }],
     AgentProtocolError: [{ code: 'invalid_event', message: 'm' }],
     AgentProviderError: ['invalid_event', 'p', 'reason'],
     AgentCommandError: ['invalid_command', 'message'],
+    AgentCheckpointError: ['invalid_checkpoint', 'message'],
     AgentTransportError: ['aborted', 'message'],
     LocalAgentRuntimeError: ['message', 'code'],
     OpenAIStreamError: ['message', 'code', 'type'],
