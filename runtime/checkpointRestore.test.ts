@@ -4,8 +4,13 @@ import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { AgentCommandError } from '../providers/AgentCommandError';
+import { defineAgentProvider } from '../providers/defineAgentProvider';
+import { eventTypesOf } from '../providers/eventTypeGroups';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
+import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
+import { startHttpServer } from '../tests/support/httpServer';
 import { createRemoteRuntime } from '../tests/support/remoteRuntime';
+import { createAsyncIterableTransport } from '../transports/createAsyncIterableTransport';
 import { createXChatRuntime } from './createXChatRuntime';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -170,5 +175,88 @@ describe('the runtime restores its conversation from the checkpoint', () => {
     // The run was streaming and its provider cannot resume it: the connection says so.
     expect(restored.connectionState).toBe('unrecoverable');
     expect(restored.agentState.runs[run.runId]?.status).toBe('running');
+  });
+});
+
+describe('what a checkpoint holds (seed 003 §20.4)', () => {
+  it('keeps the original input, never the request built from it, its headers or the API key', async () => {
+    const storage = createMemoryAgentCheckpointStorage();
+    let release: () => void = () => undefined;
+    const server = await startHttpServer(async (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(
+        `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' } }] })}\n\n`,
+      );
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      response.end(
+        `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`,
+      );
+    });
+    try {
+      const provider = createOpenAICompatibleAgentProvider({
+        baseURL: server.url,
+        apiKey: 'sk-secret-123',
+        model: 'gpt-secret-model',
+        headers: () => ({ 'x-session-token': 'token-456' }),
+      });
+      const chat = createXChatRuntime({ provider, sessionId: 'trip', checkpointStorage: storage });
+      const running = chat.request({ prompt: 'Hello', body: { temperature: 0 } });
+      await until(() => Object.keys(chat.getSnapshot().agentState.messages).length === 2, 'the answer to stream');
+      await chat.flushCheckpoint();
+      const text = JSON.stringify(await storage.load('trip'));
+      const saved = JSON.parse(text) as AgentCheckpoint;
+      expect(Object.values(saved.inputByRun)).toEqual([{ prompt: 'Hello', body: { temperature: 0 } }]);
+      for (const secret of ['sk-secret-123', 'token-456', 'gpt-secret-model', 'stream_options', 'authorization']) {
+        expect(text).not.toContain(secret);
+      }
+      release();
+      expect((await running).status).toBe('completed');
+    } finally {
+      release();
+      await server.close();
+    }
+  });
+
+  it('skips a save whose input cannot be serialised, says why, and the run goes on', async () => {
+    const storage = createMemoryAgentCheckpointStorage();
+    // A provider that keeps its input to itself: a callback in it is fine for the run.
+    const provider = defineAgentProvider({
+      id: 'callbacks',
+      capabilities: { eventTypes: eventTypesOf(['run', 'message']) },
+      transport: createAsyncIterableTransport(async function* (input: { onProgress: (text: string) => void }) {
+        input.onProgress('half');
+        yield 'Hi';
+      }),
+      createContext: (events) => ({ events }),
+      start: (_input, { events }) => [events.emit('run.started', {})],
+      prepareRequest: (input) => input,
+      transformChunk: (chunk: string, { events }) => [
+        events.emit('message.started', { messageId: 'm', role: 'assistant', content: chunk }),
+        events.emit('message.completed', { messageId: 'm' }),
+        events.emit('run.completed', {}),
+      ],
+      incompleteStream: { message: 'ended early', code: 'incomplete_stream' },
+    });
+    const progress: string[] = [];
+    const chat = createXChatRuntime({ provider, sessionId: 'trip', checkpointStorage: storage });
+    await chat.restored;
+    let saveDuringRun: Promise<void> = Promise.resolve();
+    const running = chat.request({
+      onProgress: (text: string) => {
+        progress.push(text);
+        saveDuringRun = chat.flushCheckpoint();
+      },
+    });
+    expect((await running).status).toBe('completed');
+    await saveDuringRun;
+    expect(progress).toEqual(['half']);
+    const error = chat.getSnapshot().checkpointError;
+    expect(error?.code).toBe('unserializable_input');
+    expect(error?.message).not.toContain('progress.push');
+    // Once the run has ended its input is not kept, and the conversation saves again.
+    await chat.flushCheckpoint();
+    expect(((await storage.load('trip')) as AgentCheckpoint).state.runs).toEqual(chat.getSnapshot().agentState.runs);
   });
 });
