@@ -266,12 +266,12 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     isRestoring: () => restoring,
   };
 
-  /** What the runner says of a stream, for the connection machine. */
-  const onConnection = (change: AgentConnectionChange) => {
+  /** What the runner says of one stream, for the connection machine; `resume`: a restored run resumed from its cursor. */
+  const onConnection = (resume: boolean) => (change: AgentConnectionChange) => {
     switch (change.type) {
       case 'connecting':
         // The first attempt opens the stream; later ones are the runner's reconnects.
-        if (change.attempt === 0) connection.send({ type: 'stream.connecting', resume: false });
+        if (change.attempt === 0) connection.send({ type: 'stream.connecting', resume });
         return;
       case 'connected':
         connection.send({ type: 'stream.connected' });
@@ -314,7 +314,6 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     };
     runs.set(runId, run);
     schedule();
-    if (restored !== undefined) connection.send({ type: 'stream.connecting', resume: true });
     try {
       return await runAgentProvider({
         provider,
@@ -334,7 +333,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
           run.cursor = cursor;
           core.checkpoint('cursor');
         },
-        onConnection,
+        onConnection: onConnection(restored !== undefined),
         now,
       });
     } finally {

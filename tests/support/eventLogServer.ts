@@ -101,3 +101,47 @@ export function eventLogProvider(
     classifyError: (error) => ({ retryable: isRetryableTransportError(error) }),
   };
 }
+
+/** What `runScopedEventLogProvider` sends: the input, and the session and run it is for. */
+export interface RunScopedRequest {
+  prompt: string;
+  sessionId: string;
+  runId: string;
+}
+
+export type RunScopedEventLogProvider = AgentProvider<
+  { prompt: string },
+  RunScopedRequest,
+  SSEChunk,
+  { sessionId: string; runId: string }
+>;
+
+/**
+ * `eventLogProvider` for runs whose ids the caller does not choose (a runtime's `request`):
+ * its request names the session and the run, so a server answers with that run's events
+ * (`requestedRun`). The same request goes again on a resume.
+ */
+export function runScopedEventLogProvider(
+  url: string,
+  transport: Partial<SSETransportOptions<RunScopedRequest>> = {},
+): RunScopedEventLogProvider {
+  return {
+    id: 'event-log',
+    protocol: { name: 'agent-event', version: '0.1' },
+    capabilities: { eventTypes: EVENT_TYPES, transports: ['sse'], resumable: true },
+    transport: createSSETransport<RunScopedRequest>({ url, ...transport }),
+    createContext: ({ sessionId, runId }) => ({ sessionId, runId }),
+    start: () => [],
+    prepareRequest: (input, { sessionId, runId }) => ({ ...input, sessionId, runId }),
+    transformChunk: (chunk) => [JSON.parse(chunk.data) as AgentEvent],
+    flush: () => [],
+    transformError: () => [],
+    classifyError: (error) => ({ retryable: isRetryableTransportError(error) }),
+  };
+}
+
+/** The session and run a request of `runScopedEventLogProvider` is for. */
+export function requestedRun(request: RecordedRequest): { sessionId: string; runId: string } {
+  const { sessionId, runId } = JSON.parse(request.body) as RunScopedRequest;
+  return { sessionId, runId };
+}
