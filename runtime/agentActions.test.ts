@@ -702,6 +702,20 @@ describe('the runtime keeps commands apart from the conversation (seed 003 §20.
     expect(ended.commandStates).toEqual({});
   });
 
+  it('a release followed by a hold in the same task (StrictMode, a remount) aborts nothing', async () => {
+    const remote = createRemoteRuntime();
+    const { chat, run } = await runWithApproval(remote);
+    const release = chat.retain();
+    release();
+    const hold = chat.retain();
+    await settle();
+    expect(run.aborted).toBe(false);
+    expect(chat.getSnapshot().agentState.runs[run.runId]?.status).toBe('running');
+    hold();
+    await settle();
+    expect(run.aborted).toBe(true);
+  });
+
   it('releasing the last holder aborts the streams and the commands in flight, and keeps the store', async () => {
     const remote = createRemoteRuntime();
     const seen: AbortSignal[] = [];

@@ -167,8 +167,9 @@ export interface XChatRuntime<Input> {
    */
   abort(reason?: unknown): void;
   /**
-   * Marks one user of this runtime (a mounted chat). When the last one releases it, the
-   * runs still going are cancelled: unmounting a chat is the same abort as the user's.
+   * Marks one user of this runtime (a mounted chat). When the last one releases it and none
+   * takes it again within the same task (StrictMode's effects, a remount), the runs still
+   * going are cancelled: unmounting a chat is the same abort as the user's.
    */
   retain(): () => void;
 }
@@ -474,7 +475,12 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         if (released) return;
         released = true;
         holders -= 1;
-        if (holders === 0) abort(new DOMException('The chat was unmounted', 'AbortError'));
+        if (holders > 0) return;
+        // React runs an unmount and the next mount's effects apart (StrictMode does both at
+        // once): a conversation held again by then is still in use, its runs go on.
+        setTimeout(() => {
+          if (holders === 0) abort(new DOMException('The chat was unmounted', 'AbortError'));
+        }, 0);
       };
     },
   };
