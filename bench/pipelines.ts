@@ -6,6 +6,7 @@ import { createAgUIAgentProvider } from '../providers/agui/createAgUIAgentProvid
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import { runAgentProvider } from '../providers/runAgentProvider';
 import { createSSETransport } from '../transports/createSSETransport';
+import { checkpointedRun } from './checkpointedRun';
 import { responseOf } from './workload';
 
 /** The floor: split the SSE text into frames and JSON.parse each data line. */
@@ -29,8 +30,21 @@ export function floor(text: string): number {
 
 export type ReadMode = 'end' | 'per-read';
 
-/** agentstate: bytes -> SSE transport -> provider -> validated events -> store -> AgentState. */
-export async function agentstate(format: 'agui' | 'openai', bytes: Uint8Array, mode: ReadMode): Promise<number> {
+export interface AgentstateOptions {
+  /** A checkpoint coordinator subscribed as the runtime subscribes it, saving to memory storage. */
+  checkpoint?: boolean;
+}
+
+/**
+ * agentstate: bytes -> SSE transport -> provider -> validated events -> store -> AgentState;
+ * with `checkpoint`, the store saved by a coordinator as the runtime saves it (bench/checkpointedRun.ts).
+ */
+export async function agentstate(
+  format: 'agui' | 'openai',
+  bytes: Uint8Array,
+  mode: ReadMode,
+  options: AgentstateOptions = {},
+): Promise<number> {
   const store = createAgentStore();
   let events = 0;
   // One 16 KiB read stands for one 16 ms frame of a real stream: the UI reads the state once per frame.
@@ -41,6 +55,10 @@ export async function agentstate(format: 'agui' | 'openai', bytes: Uint8Array, m
       ? createAgUIAgentProvider({ transport })
       : createOpenAICompatibleAgentProvider({ baseURL: 'http://bench.invalid', model: 'bench', transport });
   const input = format === 'agui' ? { messages: [] } : { messages: [] };
+  const checkpoints =
+    options.checkpoint === true
+      ? checkpointedRun({ store, sessionId: 'bench', runId: 'run', provider: provider as never, input })
+      : undefined;
   await runAgentProvider({
     provider: provider as never,
     input: input as never,
@@ -51,7 +69,10 @@ export async function agentstate(format: 'agui' | 'openai', bytes: Uint8Array, m
       events += 1;
       store.dispatch(event, admission);
     },
+    ...(checkpoints === undefined ? {} : { onCursor: checkpoints.onCursor }),
   });
+  if (checkpoints !== undefined && (await checkpoints.finish()).saves < 2)
+    throw new Error(`agentstate ${format}: the run was not saved`);
   const state = store.getSnapshot();
   if (Object.keys(state.toolCalls).length !== 20 || state.issues.length > 0)
     throw new Error(`agentstate ${format}: wrong state`);

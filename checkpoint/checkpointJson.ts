@@ -1,5 +1,17 @@
 import type { AgentCheckpoint } from './AgentCheckpoint';
 import { AgentCheckpointError, describeCheckpointKey } from './AgentCheckpointError';
+import { DEFAULT_MAX_CHECKPOINT_SIZE } from './checkpointLimits';
+
+/**
+ * Values read back from stored text no longer than `DEFAULT_MAX_CHECKPOINT_SIZE`: their JSON
+ * size is bounded by the text's, so `parseAgentCheckpoint` need not measure them again.
+ */
+const sizeCheckedValues = new WeakSet<object>();
+
+/** Whether `value` was read from stored text within the size limit (by `parseAgentCheckpointJson`). */
+export function isSizeCheckedCheckpointValue(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && sizeCheckedValues.has(value);
+}
 
 /**
  * The JSON text a storage keeps for a checkpoint, taken at once: a later change to the
@@ -33,6 +45,13 @@ export function stringifyAgentCheckpoint(sessionId: string, checkpoint: AgentChe
       `The checkpoint of session ${describeCheckpointKey(sessionId)} is not a JSON object`,
     );
   }
+  if (text.length > DEFAULT_MAX_CHECKPOINT_SIZE) {
+    throw new AgentCheckpointError(
+      'quota_exceeded',
+      `The checkpoint of session ${describeCheckpointKey(sessionId)} is larger than ${DEFAULT_MAX_CHECKPOINT_SIZE} characters, which a load would refuse; this save was skipped`,
+      { path: '' },
+    );
+  }
   return text;
 }
 
@@ -51,8 +70,17 @@ export function parseAgentCheckpointJson(text: unknown, sessionId: string): unkn
       { path: '' },
     );
   }
+  if (text.length > DEFAULT_MAX_CHECKPOINT_SIZE) {
+    throw new AgentCheckpointError(
+      'invalid_checkpoint',
+      `The stored checkpoint of session ${describeCheckpointKey(sessionId)} is larger than ${DEFAULT_MAX_CHECKPOINT_SIZE} characters`,
+      { path: '' },
+    );
+  }
   try {
-    return JSON.parse(text);
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null) sizeCheckedValues.add(value);
+    return value;
   } catch {
     throw new AgentCheckpointError(
       'invalid_checkpoint',

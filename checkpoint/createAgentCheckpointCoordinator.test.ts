@@ -2,11 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sampleCheckpoint } from '../tests/support/checkpoints';
 import type { AgentCheckpoint, AgentCheckpointStorage } from './AgentCheckpoint';
 import type { AgentCheckpointError } from './AgentCheckpointError';
+import { DEFAULT_MAX_CHECKPOINT_SIZE } from './checkpointLimits';
 import {
   type AgentCheckpointCoordinatorOptions,
   type AgentCheckpointVisibility,
   createAgentCheckpointCoordinator,
 } from './createAgentCheckpointCoordinator';
+import { createMemoryAgentCheckpointStorage } from './createMemoryAgentCheckpointStorage';
 
 const base = sampleCheckpoint();
 
@@ -298,11 +300,23 @@ describe('createAgentCheckpointCoordinator: skipped saves', () => {
     expect(other.storage.save).not.toHaveBeenCalled();
     expect(other.coordinator.lastError).toMatchObject({ code: 'invalid_checkpoint', path: 'sessionId' });
 
-    const large = setup({ maxSize: 1000 });
+    // What the application gave is measured here; a large state is the storage's to refuse.
+    const large = setup({
+      maxSize: 1000,
+      build: () => ({ ...base, inputByRun: { r1: { prompt: 'x'.repeat(2000) } } }),
+    });
     large.coordinator.schedule('terminal');
     await settle();
     expect(large.storage.save).not.toHaveBeenCalled();
     expect(large.coordinator.lastError?.code).toBe('quota_exceeded');
+    expect(large.coordinator.lastError?.message).not.toContain('xxx');
+  });
+
+  it('leaves a large state to the storage, whose text over the limit is refused as quota_exceeded', async () => {
+    const storage = createMemoryAgentCheckpointStorage();
+    const huge = { ...base, inputByRun: { r1: { prompt: 'y'.repeat(DEFAULT_MAX_CHECKPOINT_SIZE) } } };
+    await expect(storage.save(base.sessionId, huge)).rejects.toMatchObject({ code: 'quota_exceeded' });
+    expect(await storage.load(base.sessionId)).toBeUndefined();
   });
 
   it('lets a skipped save that was scheduled again by onError wait for the throttle window', async () => {

@@ -165,10 +165,14 @@ export function createAgentCheckpointCoordinator(
         { path, runId },
       );
     }
-    if (measureJsonSize(checkpoint, maxSize) > maxSize) {
+    // The state is the store's, made of validated events; what the application gave (inputs,
+    // pending commands) is measured here. The storages of this package also refuse text over
+    // the limit when they write it.
+    const given = { inputByRun: checkpoint.inputByRun, pendingCommands: checkpoint.pendingCommands };
+    if (measureJsonSize(given, maxSize) > maxSize) {
       return new AgentCheckpointError(
         'quota_exceeded',
-        `The checkpoint of session ${session} is larger than ${maxSize} characters, which a load would refuse; this save was skipped`,
+        `The inputs and commands of session ${session} are larger than ${maxSize} characters, which a load would refuse; this save was skipped`,
         { path: '' },
       );
     }
@@ -269,6 +273,9 @@ export function createAgentCheckpointCoordinator(
   function schedule(reason: AgentCheckpointSaveReason): void {
     if (status === 'stopped') return;
     const urgency: Urgency = reason === 'command' || reason === 'terminal' ? 'immediate' : 'throttled';
+    // Already waiting (for its window, or for the save in flight) with this urgency or more:
+    // the common case, once per event, costs one comparison.
+    if ((status === 'throttled' || status === 'saving') && (pending === 'immediate' || pending === urgency)) return;
     pending = pending === 'immediate' ? pending : urgency;
     advance();
   }

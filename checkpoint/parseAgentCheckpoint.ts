@@ -9,6 +9,7 @@ import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH, measureJsonSize } from '../prot
 import { toValidationFailure } from '../protocol/validationFailure';
 import { AGENT_CHECKPOINT_SCHEMA_VERSION, type AgentCheckpoint } from './AgentCheckpoint';
 import { AgentCheckpointError, describeCheckpointPath, describeCheckpointReason } from './AgentCheckpointError';
+import { isSizeCheckedCheckpointValue } from './checkpointJson';
 import { DEFAULT_MAX_CHECKPOINT_SIZE } from './checkpointLimits';
 import { findJsonSizeOverflow } from './findJsonSizeOverflow';
 
@@ -67,6 +68,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function checkShape(value: unknown, maxSize: number): void {
   const plain = checkPlainJson(value, { maxDepth: MAX_CHECKPOINT_DEPTH, allowProtoKeys: true });
   if (plain !== undefined) throw invalid(plain.path, plain.reason);
+  // Read from stored text within the limit: its JSON size is within it too.
+  if (maxSize >= DEFAULT_MAX_CHECKPOINT_SIZE && isSizeCheckedCheckpointValue(value)) return;
   if (measureJsonSize(value, maxSize) > maxSize) {
     throw invalid(findJsonSizeOverflow(value, maxSize) ?? '', `makes the checkpoint larger than ${maxSize} characters`);
   }
@@ -92,7 +95,9 @@ function checkVersions(value: Record<string, unknown>): void {
 
 function parseState(value: unknown): AgentState {
   try {
-    return parseAgentState(value);
+    // `checkShape` has checked the whole checkpoint for plain JSON, within a depth that leaves
+    // the state, one level down, the depth `parseAgentState` allows.
+    return parseAgentState(value, { plainJsonChecked: true });
   } catch (error) {
     if (!AgentValidationError.isInstance(error)) throw error;
     const path = error.failure.path === '(root)' ? '' : error.failure.path;

@@ -206,9 +206,17 @@ const MAX_AGENT_STATE_DEPTH = DEFAULT_MAX_JSON_DEPTH + 8;
  *
  * @throws AgentValidationError naming the first path that is wrong.
  */
-export function parseAgentState(value: unknown): AgentState {
-  const plain = checkPlainJson(value, { maxDepth: MAX_AGENT_STATE_DEPTH, allowProtoKeys: true });
-  if (plain !== undefined) fail(plain.path === '' ? '(root)' : plain.path, plain.reason);
+export function parseAgentState(
+  value: unknown,
+  options: {
+    /** The caller has checked `value` is plain JSON within 108 levels (a checkpoint, checked whole). */
+    plainJsonChecked?: boolean;
+  } = {},
+): AgentState {
+  if (options.plainJsonChecked !== true) {
+    const plain = checkPlainJson(value, { maxDepth: MAX_AGENT_STATE_DEPTH, allowProtoKeys: true });
+    if (plain !== undefined) fail(plain.path === '' ? '(root)' : plain.path, plain.reason);
+  }
   quickAccept ??= createQuickAccept(agentStateSchema);
   if (!quickAccept(value)) {
     const result = agentStateSchema.safeParse(value);
@@ -253,5 +261,17 @@ export function parseAgentState(value: unknown): AgentState {
   for (const runId of Object.keys(state.extensions)) {
     if (!Object.hasOwn(state.runs, runId)) fail(`extensions.${runId}`, `names run "${runId}", which is not in runs`);
   }
+  parsedStates.add(state);
   return state;
+}
+
+/** The copies `parseAgentState` made: valid, and shared with nobody but its caller. */
+const parsedStates = new WeakSet<object>();
+
+/**
+ * Whether `value` is a state `parseAgentState` returned, so `store.reset` need not validate
+ * and copy it again. Its caller must not have changed it since.
+ */
+export function isParsedAgentState(value: unknown): value is AgentState {
+  return typeof value === 'object' && value !== null && parsedStates.has(value);
 }

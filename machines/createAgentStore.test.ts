@@ -3,6 +3,7 @@ import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory
 import { AgentError, AgentProtocolError, AgentValidationError } from '../protocol/errors';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { runEvents } from '../tests/support/events';
+import { isParsedAgentState, parseAgentState } from './agentStateSchema';
 import { createAgentStore } from './createAgentStore';
 
 const key = getAgentEntityKey;
@@ -496,6 +497,28 @@ function ownProtoEntry<Value>(record: Record<string, Value>): Value | undefined 
 }
 
 describe('createAgentStore: reset', () => {
+  it('takes a state parseAgentState returned as it is, and validates and copies any other', () => {
+    const events = runEvents('r1');
+    const source = createAgentStore();
+    source.batch([
+      events.create('run.started', {}),
+      events.create('message.started', { messageId: 'm', role: 'user', content: 'Hi' }),
+    ]);
+    const text = JSON.stringify(source.getSnapshot());
+    const parsed = parseAgentState(JSON.parse(text));
+    expect(isParsedAgentState(parsed)).toBe(true);
+    const store = createAgentStore();
+    store.reset(parsed);
+    expect(store.getSnapshot()).toBe(parsed);
+    const raw = JSON.parse(text);
+    expect(isParsedAgentState(raw)).toBe(false);
+    store.reset(raw);
+    expect(store.getSnapshot()).not.toBe(raw);
+    expect(store.getSnapshot()).toEqual(parsed);
+    raw.runs.r1.status = 'failed';
+    expect(store.getSnapshot().runs.r1?.status).toBe('running');
+  });
+
   it('rebuilds live actors so the stream continues where the state left off', () => {
     const { store, events } = startedStore();
     store.batch([

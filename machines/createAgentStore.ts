@@ -5,7 +5,7 @@ import { AgentError, AgentProtocolError } from '../protocol/errors';
 import type { AgentEvent } from '../protocol/eventSchemas';
 import { isAgentCommand } from '../protocol/parseAgentEvent';
 import { type AgentState, createEmptyAgentState } from './agentState';
-import { parseAgentState } from './agentStateSchema';
+import { isParsedAgentState, parseAgentState } from './agentStateSchema';
 import type { StatePatchLimits } from './applyStatePatch';
 import { acceptStreamedDelta } from './store/acceptStreamedDelta';
 import { admitEvent } from './store/admitEvent';
@@ -43,7 +43,11 @@ export interface AgentStore {
   dispatch(event: unknown, admission?: AgentEventAdmission): void;
   /** Applies events in order and notifies once. In strict mode it is atomic. */
   batch(events: readonly unknown[]): void;
-  /** Rebuilds the store from an AgentState (a checkpoint's), or empties it. */
+  /**
+   * Rebuilds the store from an AgentState (a checkpoint's), or empties it. The state is
+   * validated and copied; one that `parseAgentState` (or `loadAgentCheckpoint`) returned is
+   * taken as it is, without doing that twice: do not change it afterwards.
+   */
   reset(state?: AgentState): void;
   subscribe(listener: () => void): () => void;
   /** Whether the machines would accept this command now. A command never changes AgentState. */
@@ -74,6 +78,8 @@ export interface AgentStore {
 export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   const now = options.now ?? Date.now;
   const listeners = new Set<() => void>();
+  /** The listeners as an array, made again only when one comes or goes: notify runs per event. */
+  let listenerList: ReadonlyArray<() => void> = [];
   /** Commands being submitted, so a rolled-back strict batch can mark them again. */
   const submitting = new Map<string, AgentCommand>();
   let destroyed = false;
@@ -152,8 +158,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   }
 
   function notify(): void {
-    if (listeners.size === 0) return;
-    for (const listener of [...listeners]) listener();
+    // The array of this moment: a listener that unsubscribes or subscribes another changes the next one.
+    for (const listener of listenerList) listener();
   }
 
   /** A strict batch: all or nothing. On failure the store is rebuilt as it was and the error rethrown. */
@@ -192,7 +198,9 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
 
     reset(state) {
       assertAlive();
-      const next = state === undefined ? createEmptyAgentState() : parseAgentState(state);
+      // A state straight from `parseAgentState` (a loaded checkpoint's) is already a clean, valid copy.
+      const next =
+        state === undefined ? createEmptyAgentState() : isParsedAgentState(state) ? state : parseAgentState(state);
       submitting.clear();
       rebuild(next);
       notify();
@@ -200,8 +208,10 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
 
     subscribe(listener) {
       listeners.add(listener);
+      listenerList = [...listeners];
       return () => {
         listeners.delete(listener);
+        listenerList = [...listeners];
       };
     },
 
@@ -230,6 +240,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       if (destroyed) return;
       destroyed = true;
       listeners.clear();
+      listenerList = [];
       core.session.stop();
       core.deltas.clear();
     },
