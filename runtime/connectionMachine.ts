@@ -35,6 +35,13 @@ interface ConnectionContext {
   error: unknown;
 }
 
+/** How an open stream ends, from any state with one: failed, cannot go on, or closed (idle when it was the last). */
+const streamEnds = {
+  'stream.failed': { target: '#connection.failed', actions: ['close', 'keepError'] },
+  'stream.unrecoverable': { target: '#connection.unrecoverable', actions: ['close', 'keepError'] },
+  'stream.closed': [{ guard: 'lastStream', target: '#connection.idle', actions: 'close' }, { actions: 'close' }],
+} as const;
+
 /**
  * The connection of one conversation, as seed 003 §11.3 draws it:
  * `idle -> restoring -> idle | reconnecting | unrecoverable | failed`,
@@ -89,29 +96,13 @@ export const connectionMachine = setup({
       },
     },
     connecting: {
-      on: {
-        'stream.connected': { target: 'connected' },
-        'stream.failed': { target: 'failed', actions: ['close', 'keepError'] },
-        'stream.unrecoverable': { target: 'unrecoverable', actions: ['close', 'keepError'] },
-        'stream.closed': [{ guard: 'lastStream', target: 'idle', actions: 'close' }, { actions: 'close' }],
-      },
+      on: { 'stream.connected': { target: 'connected' }, ...streamEnds },
     },
     connected: {
-      on: {
-        'stream.reconnecting': { target: 'reconnecting' },
-        'stream.failed': { target: 'failed', actions: ['close', 'keepError'] },
-        'stream.unrecoverable': { target: 'unrecoverable', actions: ['close', 'keepError'] },
-        'stream.closed': [{ guard: 'lastStream', target: 'idle', actions: 'close' }, { actions: 'close' }],
-      },
+      on: { 'stream.reconnecting': { target: 'reconnecting' }, ...streamEnds },
     },
     reconnecting: {
-      on: {
-        'stream.connected': { target: 'connected' },
-        'stream.reconnecting': {},
-        'stream.failed': { target: 'failed', actions: ['close', 'keepError'] },
-        'stream.unrecoverable': { target: 'unrecoverable', actions: ['close', 'keepError'] },
-        'stream.closed': [{ guard: 'lastStream', target: 'idle', actions: 'close' }, { actions: 'close' }],
-      },
+      on: { 'stream.connected': { target: 'connected' }, 'stream.reconnecting': {}, ...streamEnds },
     },
     unrecoverable: {
       on: { 'stream.closed': { actions: 'close' } },
