@@ -58,6 +58,7 @@ export const connectionMachine = setup({
   },
   guards: {
     lastStream: ({ context }) => context.streams <= 1,
+    resumes: ({ event }) => event.type === 'stream.connecting' && event.resume,
     resuming: ({ event }) => event.type === 'restore.done' && event.resuming > 0,
     stranded: ({ event }) => event.type === 'restore.done' && event.stranded > 0,
   },
@@ -75,7 +76,7 @@ export const connectionMachine = setup({
   initial: 'idle',
   on: {
     'stream.connecting': [
-      { guard: ({ event }) => event.resume, target: '.reconnecting', actions: ['open', 'clearError'] },
+      { guard: 'resumes', target: '.reconnecting', actions: ['open', 'clearError'] },
       { target: '.connecting', actions: ['open', 'clearError'] },
     ],
   },
