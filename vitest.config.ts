@@ -8,6 +8,7 @@ export default defineConfig({
       'providers/**/*.test.ts',
       'transports/**/*.test.ts',
       'react/**/*.test.ts',
+      'react/**/*.test.tsx',
       'runtime/**/*.test.ts',
       'checkpoint/**/*.test.ts',
       'tests/**/*.test.ts',

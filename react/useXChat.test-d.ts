@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AgentMessageState } from '../machines/agentState';
+import type { AgentApprovalState, AgentMessageState, AgentToolCallState } from '../machines/agentState';
 import type { AgentMessageInfo } from '../machines/selectors';
 import type { AgentProvider } from '../providers/AgentProvider';
 import { createLocalAgentProvider, type LocalAgentInput } from '../providers/local/createLocalAgentProvider';
@@ -8,8 +8,11 @@ import {
   type OpenAIChatInput,
 } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
+import type { XChatSource } from './createXChatSource';
 import type { XChatParsedMessage } from './parseXChatMessages';
+import type { XChatError } from './toXChatError';
 import { useXChat } from './useXChat';
+import { useXChatApproval, useXChatMessage, useXChatSelector, useXChatToolCall } from './useXChatSelector';
 import { createXChatConversations } from './xChatConversations';
 
 // Type tests are compiled, never run: calling the hook outside a component is fine here.
@@ -73,5 +76,35 @@ describe('useXChat types parsedMessages by its parser', () => {
         return message.status;
       },
     });
+  });
+});
+
+describe('useXChat types its message layer, error and selector hooks', () => {
+  it('returns the message-layer setters, onReload, a displayable error and the chat handle', () => {
+    const result = useXChat({ provider: local, defaultMessages: async () => [], throttleMs: 50 });
+    expectTypeOf(result.onReload).parameter(0).toEqualTypeOf<LocalAgentInput>();
+    expectTypeOf(result.onReload).returns.toEqualTypeOf<Promise<AgentRunResult>>();
+    expectTypeOf(result.error).toEqualTypeOf<XChatError | undefined>();
+    expectTypeOf(result.chat).toEqualTypeOf<XChatSource<LocalAgentInput>>();
+    result.setMessages((current) => current.filter(({ status }) => status !== 'error'));
+    result.setMessage('m1', { status: 'error' });
+    result.setMessage('m1', (current) => ({ status: current.status === 'local' ? 'local' : 'success' }));
+    result.removeMessage('m1');
+    // @ts-expect-error a patch changes the message and its status, never its id
+    result.setMessage('m1', { id: 'm2' });
+  });
+
+  it('gives the selector hooks the records they select', () => {
+    const { chat } = useXChat({ provider: local });
+    expectTypeOf(useXChatMessage(chat, 'run-1:m1')).toEqualTypeOf<AgentMessageInfo | undefined>();
+    expectTypeOf(useXChatToolCall(chat, { runId: 'run-1', toolCallId: 'tool-0' })).toEqualTypeOf<
+      AgentToolCallState | undefined
+    >();
+    expectTypeOf(useXChatApproval(chat, { runId: 'run-1', approvalId: 'approval-1' })).toEqualTypeOf<
+      AgentApprovalState | undefined
+    >();
+    expectTypeOf(useXChatSelector(chat, (view) => view.isRequesting)).toEqualTypeOf<boolean>();
+    // @ts-expect-error a tool call is named by its run and id
+    useXChatToolCall(chat, { toolCallId: 'tool-0' });
   });
 });

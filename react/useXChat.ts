@@ -1,20 +1,31 @@
-import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { useSelector } from '@xstate/react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import type { AgentMessageState, AgentState } from '../machines/agentState';
+import type { AgentStoreOptions } from '../machines/createAgentStore';
 import type { AgentMessageInfo } from '../machines/selectors';
 import { randomId } from '../protocol/randomId';
 import type { AgentProvider } from '../providers/AgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
 import type { AgentCommandState } from '../runtime/commandBook';
 import type { AgentConnectionState } from '../runtime/connectionMachine';
-import type { AgentActions, XChatRuntimeOptions } from '../runtime/createXChatRuntime';
+import type { AgentActions, XChatRuntime, XChatRuntimeOptions } from '../runtime/createXChatRuntime';
+import { createXChatSource, type XChatSource, type XChatView } from './createXChatSource';
 import { parseXChatMessages, type XChatMessageParser, type XChatParsedMessage } from './parseXChatMessages';
+import type { XChatError } from './toXChatError';
 import {
   createXChatConversations,
   getPageXChatConversations,
   type XChatConversationOptions,
   type XChatConversations,
 } from './xChatConversations';
+import {
+  createXChatMessageLayer,
+  type XChatDefaultMessages,
+  type XChatMessageLayer,
+  type XChatMessagePatch,
+  type XChatMessagesUpdate,
+} from './xChatMessageLayer';
 
 export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   /**
@@ -24,9 +35,10 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   provider: AgentProvider<Input, Request, Chunk, Context>;
   /**
    * Names the conversation: it is the session id of its runs, and chats mounted with the
-   * same key share its state. It stays while a chat holds it, and after the last one
-   * unmounts until another conversation is held. Without it, each mounted chat has a
-   * session of its own.
+   * same key share its state and its message layer. A chat holds every conversation it
+   * showed until it unmounts: switched to another key, the conversation keeps streaming in
+   * the background. Unheld, it stays until another conversation is held. Without a key,
+   * each mounted chat has a session of its own.
    */
   conversationKey?: string;
   /**
@@ -35,6 +47,12 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
    * a keyed chat gets a conversation of its own, never another user's.
    */
   conversations?: XChatConversations;
+  /**
+   * Messages shown before the conversation's own, in the message layer (never in
+   * AgentState): a list, or a loader run once after the conversation's first mount. Read
+   * when the conversation's layer is made.
+   */
+  defaultMessages?: XChatDefaultMessages;
   /**
    * Turns a message into what the view shows; one message may become several. Results are
    * kept per message while the parser stays the same function, so pass a stable one.
@@ -48,19 +66,27 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   checkpointStorage?: AgentCheckpointStorage;
   /** Reconnecting dropped streams (default on: 3 attempts, 500 ms to 5 s); `false` turns it off. */
   reconnect?: XChatRuntimeOptions<Input, Request, Chunk, Context>['reconnect'];
+  /** `record` (default) lists protocol issues in `agentState.issues`; `strict` fails the run. Read when the conversation is made. */
+  protocolMode?: AgentStoreOptions['protocolMode'];
+  /** Sees the store's whole XState actor system (the Stately inspector, say). Read when the conversation is made. */
+  inspect?: AgentStoreOptions['inspect'];
+  /** Render at most once per this many milliseconds while streaming. Default: once per animation frame. */
+  throttleMs?: number;
 }
 
 export interface UseXChatResult<Input, Parsed> {
-  /** Messages as `{ id, message, status }` for Bubble-style lists; unchanged entries keep their identity. */
+  /** Messages as `{ id, message, status }` for Bubble-style lists, through the message layer; unchanged entries keep their identity. */
   messages: AgentMessageInfo[];
   /** `messages` through `parser` (without one, the messages themselves). */
   parsedMessages: XChatParsedMessage<Parsed>[];
   /** Runs, messages, reasoning, tool calls, approvals, tasks, artifacts, shared state and issues. */
   agentState: AgentState;
-  /** True from `onRequest` until its run has ended (completed, failed or cancelled). */
+  /** A request is in flight, or a run of the conversation is running. */
   isRequesting: boolean;
   /** Starts a run; resolves with how it ended (see `XChatRuntime.request`). */
   onRequest: (input: Input) => Promise<AgentRunResult>;
+  /** Starts a new run with `input` (regenerate, edit and resend): earlier runs stay as they ended. */
+  onReload: (input: Input) => Promise<AgentRunResult>;
   /** Drops the local streams: the running runs end `cancelled` here. `agentActions.cancelRun` asks the runtime instead. */
   abort: () => void;
   /** Approve, retry, cancel, submit a tool result, continue: checked by the machines, sent as commands. */
@@ -69,16 +95,43 @@ export interface UseXChatResult<Input, Parsed> {
   commandStates: Readonly<Record<string, AgentCommandState>>;
   /** The latest command id of each action key (`getAgentActionKey`). */
   latestCommandByAction: Readonly<Record<string, string>>;
-  /** The last error a run or the connection broke off with outside an awaited call. */
-  error: unknown;
+  /** The error to show: of a run, the connection, a command or the checkpoint (see `toXChatError`). */
+  error: XChatError | undefined;
   /** `idle | restoring | connecting | connected | reconnecting | unrecoverable | failed`. */
   connectionState: AgentConnectionState;
+  /** Replaces the shown messages in the message layer; AgentState stays as it is. */
+  setMessages: (update: XChatMessagesUpdate) => void;
+  /** Edits one shown message in the message layer; AgentState stays as it is. */
+  setMessage: (id: string, patch: XChatMessagePatch | ((current: AgentMessageInfo) => XChatMessagePatch)) => void;
+  /** Hides one message in the message layer; AgentState stays as it is. */
+  removeMessage: (id: string) => void;
+  /** This chat's source, for the selector hooks (`useXChatMessage(chat, id)`, ...). Stable while the conversation is. */
+  chat: XChatSource<Input>;
 }
 
+/** The message layer of each conversation, made with the conversation's first chat. */
+const layers = new WeakMap<XChatRuntime<never>, XChatMessageLayer>();
+
+function layerOf(runtime: XChatRuntime<never>, defaultMessages: XChatDefaultMessages | undefined): XChatMessageLayer {
+  let layer = layers.get(runtime);
+  if (layer === undefined) {
+    layer = createXChatMessageLayer({
+      readMessages: () => runtime.getSnapshot().messages,
+      ...(defaultMessages === undefined ? {} : { defaultMessages }),
+    });
+    layers.set(runtime, layer);
+  }
+  return layer;
+}
+
+type ViewField = keyof XChatView;
+
 /**
- * The React hook for an AgentProvider: subscribes to one chat runtime and returns plain
- * state plus `onRequest`, `abort` and the user's commands (`agentActions`) with their
- * states. Unmounting cancels the runs it started.
+ * The React hook for an AgentProvider: subscribes to one chat runtime through
+ * `@xstate/react`'s `useSelector` and returns plain state plus `onRequest`, `onReload`,
+ * `abort`, the user's commands (`agentActions`) with their states, and the message layer's
+ * setters. A component re-renders only when a field it read changed, at most once per
+ * animation frame while streaming. Unmounting cancels the runs it started.
  *
  * @example
  * const { messages, agentState, onRequest, abort, isRequesting } = useXChat({ provider });
@@ -87,7 +140,7 @@ export interface UseXChatResult<Input, Parsed> {
 export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageState>(
   options: UseXChatOptions<Input, Request, Chunk, Context, Parsed>,
 ): UseXChatResult<Input, Parsed> {
-  const { provider, conversationKey, parser } = options;
+  const { provider, conversationKey, parser, throttleMs } = options;
   // A chat without a key, or with one on a server given no registry, keeps a conversation
   // of its own: a registry of one, which goes with the chat. A new provider object (one
   // made in the component body, say) runs the next requests and keeps the conversation.
@@ -99,11 +152,48 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   const runtimeOptions: XChatConversationOptions = {};
   if (options.checkpointStorage !== undefined) runtimeOptions.checkpointStorage = options.checkpointStorage;
   if (options.reconnect !== undefined) runtimeOptions.reconnect = options.reconnect;
+  if (options.protocolMode !== undefined || options.inspect !== undefined) {
+    runtimeOptions.store = {};
+    if (options.protocolMode !== undefined) runtimeOptions.store.protocolMode = options.protocolMode;
+    if (options.inspect !== undefined) runtimeOptions.store.inspect = options.inspect;
+  }
   const runtime = conversations.get(key, provider, runtimeOptions);
+  const layer = layerOf(runtime as XChatRuntime<never>, options.defaultMessages);
+  const chat = useMemo(
+    () => createXChatSource(runtime, layer, throttleMs === undefined ? {} : { throttleMs }),
+    [runtime, layer, throttleMs],
+  );
   const latestProvider = useRef(provider);
   latestProvider.current = provider;
-  useEffect(() => conversations.hold(key, runtime), [conversations, key, runtime]);
-  const snapshot = useSyncExternalStore(runtime.subscribe, runtime.getSnapshot, runtime.getSnapshot);
+  // Every conversation this chat showed stays held until it unmounts: switched away from,
+  // a conversation keeps streaming in the background and is there when switched back to.
+  const [held] = useState(() => new Map<XChatRuntime<never>, () => void>());
+  useEffect(() => {
+    const shown = runtime as XChatRuntime<never>;
+    if (!held.has(shown)) held.set(shown, conversations.hold(key, runtime));
+  }, [held, conversations, key, runtime]);
+  useEffect(
+    () => () => {
+      for (const release of held.values()) release();
+      held.clear();
+    },
+    [held],
+  );
+  useEffect(() => void layer.load(), [layer]);
+
+  // The fields this component read: a change of any other one does not re-render it.
+  const [read] = useState(() => new Set<ViewField>());
+  const view = useSelector(chat, selectView, (previous, next) => {
+    for (const field of read) if (previous[field] !== next[field]) return false;
+    return true;
+  });
+  const field = <Field extends ViewField>(name: Field): XChatView[Field] => {
+    if (read.has(name)) return view[name];
+    // Not read before: the selected view may be older than the last change of this field.
+    read.add(name);
+    return chat.getSnapshot()[name];
+  };
+
   // One cache per parser: a new parser function parses everything again.
   const parsedCache = useMemo(
     () =>
@@ -112,30 +202,57 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
         : { parser, results: new WeakMap<AgentMessageInfo, XChatParsedMessage<Parsed>[]>() },
     [parser],
   );
-  const parsedMessages = useMemo(
-    () =>
-      parsedCache === undefined
-        ? // Without a parser, Parsed is AgentMessageState: the messages are the parsed messages.
-          (snapshot.messages as unknown as XChatParsedMessage<Parsed>[])
-        : parseXChatMessages(snapshot.messages, parsedCache.parser, parsedCache.results),
-    [snapshot.messages, parsedCache],
-  );
-  const onRequest = useCallback(
+  const parsed = useRef<{ messages: AgentMessageInfo[]; result: XChatParsedMessage<Parsed>[] }>(undefined);
+  const parseMessages = (messages: AgentMessageInfo[]): XChatParsedMessage<Parsed>[] => {
+    // Without a parser, Parsed is AgentMessageState: the messages are the parsed messages.
+    if (parsedCache === undefined) return messages as unknown as XChatParsedMessage<Parsed>[];
+    if (parsed.current?.messages !== messages) {
+      parsed.current = { messages, result: parseXChatMessages(messages, parsedCache.parser, parsedCache.results) };
+    }
+    return parsed.current.result;
+  };
+
+  const request = useCallback(
     (input: Input) => runtime.request(input, { provider: latestProvider.current }),
     [runtime],
   );
   const abort = useCallback(() => runtime.abort(), [runtime]);
   return {
-    messages: snapshot.messages,
-    parsedMessages,
-    agentState: snapshot.agentState,
-    isRequesting: snapshot.isRequesting,
-    onRequest,
+    get messages() {
+      return field('messages');
+    },
+    get parsedMessages() {
+      return parseMessages(field('messages'));
+    },
+    get agentState() {
+      return field('agentState');
+    },
+    get isRequesting() {
+      return field('isRequesting');
+    },
+    get commandStates() {
+      return field('commandStates');
+    },
+    get latestCommandByAction() {
+      return field('latestCommandByAction');
+    },
+    get error() {
+      return field('error');
+    },
+    get connectionState() {
+      return field('connectionState');
+    },
+    onRequest: request,
+    onReload: request,
     abort,
     agentActions: runtime.agentActions,
-    commandStates: snapshot.commandStates,
-    latestCommandByAction: snapshot.latestCommandByAction,
-    error: snapshot.error,
-    connectionState: snapshot.connectionState,
+    setMessages: layer.setMessages,
+    setMessage: layer.setMessage,
+    removeMessage: layer.removeMessage,
+    chat,
   };
+}
+
+function selectView(view: XChatView): XChatView {
+  return view;
 }

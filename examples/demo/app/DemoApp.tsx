@@ -1,0 +1,184 @@
+import { XProvider } from '@ant-design/x';
+import { Alert, App as AntApp, Badge, Button, Card, Flex, Layout, Segmented, Tag, Typography } from 'antd';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { createWebStorageAgentCheckpointStorage } from '../../../checkpoint/createWebStorageAgentCheckpointStorage';
+import { useXChat } from '../../../react/useXChat';
+import type { AgentConnectionState } from '../../../runtime/connectionMachine';
+import { ApprovalsPanel } from './ApprovalsPanel';
+import { ArtifactsPanel } from './ArtifactsPanel';
+import { ConversationPanel } from './ConversationPanel';
+import { useClientTools } from './clientTools';
+import { commandOf } from './commandStatus';
+import { createDemoProviders, DEMO_PROVIDER_LABELS, type DemoProviderId, inputFor } from './demoProviders';
+import { toBubbles } from './messageText';
+import { ReasoningPanel } from './ReasoningPanel';
+import { TasksPanel } from './TasksPanel';
+import { TimelinePanel } from './TimelinePanel';
+import { ToolCallsPanel } from './ToolCallsPanel';
+
+const CONVERSATION_KEY = 'agentstate-demo';
+const PROVIDER_KEY = 'agentstate-demo:provider';
+const checkpointStorage = createWebStorageAgentCheckpointStorage(localStorage);
+const providers = createDemoProviders(window.location.origin);
+const providerIds = Object.keys(DEMO_PROVIDER_LABELS) as DemoProviderId[];
+
+function savedProvider(): DemoProviderId {
+  const saved = localStorage.getItem(PROVIDER_KEY);
+  return providerIds.find((id) => id === saved) ?? 'local';
+}
+
+const CONNECTION_COLOR: Record<AgentConnectionState, string> = {
+  idle: 'default',
+  restoring: 'processing',
+  connecting: 'processing',
+  connected: 'success',
+  reconnecting: 'warning',
+  unrecoverable: 'error',
+  failed: 'error',
+};
+
+function Panel({ title, count, children }: { title: string; count?: number; children: React.ReactNode }) {
+  return (
+    <Card
+      size="small"
+      title={
+        <Flex gap={8} align="center">
+          {title}
+          {count === undefined || count === 0 ? null : <Badge count={count} color="#1677ff" />}
+        </Flex>
+      }
+      style={{ marginBottom: 12 }}
+    >
+      {children}
+    </Card>
+  );
+}
+
+function Demo() {
+  const { message } = AntApp.useApp();
+  const [providerId, setProviderId] = useState<DemoProviderId>(savedProvider);
+  const [config, setConfig] = useState<Record<string, string>>({});
+  useEffect(() => {
+    fetch('/api/config')
+      .then((response) => response.json())
+      .then(setConfig, () => {});
+  }, []);
+  // Only the provider object changes with the switcher; the hook, and the conversation, stay.
+  const chat = useXChat({
+    provider: providers[providerId],
+    conversationKey: CONVERSATION_KEY,
+    checkpointStorage,
+    parser: toBubbles,
+  });
+  const { agentState, agentActions } = chat;
+  const onError = useCallback((error: unknown) => void message.error(String(error)), [message]);
+  useClientTools(agentState, agentActions, onError);
+
+  const runningRun = useMemo(
+    () => Object.values(agentState.runs).find((run) => run.status === 'running'),
+    [agentState.runs],
+  );
+  const cancelling =
+    runningRun !== undefined && commandOf(chat, { runId: runningRun.id, type: 'run.cancel' })?.status === 'submitting';
+  const issues = agentState.issues.length;
+  const waitingApprovals = Object.values(agentState.approvals).filter((approval) => approval.status === 'waiting');
+
+  const switchProvider = (id: DemoProviderId) => {
+    localStorage.setItem(PROVIDER_KEY, id);
+    setProviderId(id);
+  };
+  const newConversation = async () => {
+    chat.abort();
+    await checkpointStorage.remove(CONVERSATION_KEY);
+    window.location.reload();
+  };
+  const liveness = providerId === 'openai' || providerId === 'anthropic' ? config[providerId] : undefined;
+
+  return (
+    <Layout style={{ height: '100%' }}>
+      <Layout.Header
+        style={{
+          background: '#fff',
+          borderBottom: '1px solid #f0f0f0',
+          display: 'flex',
+          alignItems: 'center',
+          gap: 16,
+        }}
+      >
+        <Typography.Title level={4} style={{ margin: 0, whiteSpace: 'nowrap' }}>
+          agentstate
+        </Typography.Title>
+        <Segmented
+          data-testid="provider-switcher"
+          value={providerId}
+          onChange={(value) => switchProvider(value as DemoProviderId)}
+          options={providerIds.map((id) => ({ value: id, label: DEMO_PROVIDER_LABELS[id] }))}
+        />
+        {liveness === undefined ? null : <Tag color={liveness === 'live' ? 'green' : 'default'}>{liveness}</Tag>}
+        <Flex gap={8} align="center" style={{ marginLeft: 'auto' }}>
+          <Tag data-testid="connection" color={CONNECTION_COLOR[chat.connectionState]}>
+            {chat.connectionState}
+          </Tag>
+          <Tag data-testid="issues" color={issues === 0 ? 'green' : 'red'}>
+            {issues} {issues === 1 ? 'issue' : 'issues'}
+          </Tag>
+          <Button onClick={newConversation}>New conversation</Button>
+        </Flex>
+      </Layout.Header>
+      <Layout>
+        <Layout.Content style={{ background: '#fff', minWidth: 0 }}>
+          {chat.error === undefined ? null : (
+            <Alert type="error" showIcon title={chat.error.message} style={{ margin: '12px 24px 0' }} />
+          )}
+          <ConversationPanel
+            parsedMessages={chat.parsedMessages}
+            isRequesting={chat.isRequesting}
+            runningRun={runningRun}
+            cancelling={cancelling}
+            onSend={(prompt) => void chat.onRequest(inputFor(providerId, prompt)).catch(onError)}
+            onStop={chat.abort}
+            onCancelRun={(runId) =>
+              void agentActions.cancelRun({ runId, reason: 'cancelled in the demo' }).catch(onError)
+            }
+          />
+        </Layout.Content>
+        <Layout.Sider width={440} theme="light" style={{ overflowY: 'auto', padding: 12, background: '#fafafa' }}>
+          <Panel title="Approvals" count={waitingApprovals.length}>
+            <ApprovalsPanel agentState={agentState} agentActions={agentActions} commands={chat} onError={onError} />
+          </Panel>
+          <Panel title="Tool calls">
+            <ToolCallsPanel agentState={agentState} agentActions={agentActions} commands={chat} onError={onError} />
+          </Panel>
+          <Panel title="Reasoning">
+            <ReasoningPanel agentState={agentState} />
+          </Panel>
+          <Panel title="Tasks">
+            <TasksPanel agentState={agentState} />
+          </Panel>
+          <Panel title="Artifacts">
+            <ArtifactsPanel agentState={agentState} />
+          </Panel>
+          <Panel title="Runs">
+            <TimelinePanel agentState={agentState} />
+          </Panel>
+        </Layout.Sider>
+      </Layout>
+    </Layout>
+  );
+}
+
+/** The demo page: a chat on `useXChat` with the agent's work beside it. */
+export function DemoApp() {
+  return (
+    <XProvider>
+      <AntApp style={{ height: '100%' }}>
+        <style>
+          {
+            '.demo-code{background:#f6f8fa;border-radius:6px;padding:8px;margin:4px 0;font-size:12px;white-space:pre-wrap;word-break:break-word}'
+          }
+        </style>
+        <Demo />
+      </AntApp>
+    </XProvider>
+  );
+}

@@ -1,0 +1,66 @@
+import type { AgentProvider } from '../../../providers/AgentProvider';
+import { createAgUIAgentProvider } from '../../../providers/agui/createAgUIAgentProvider';
+import { createAnthropicAgentProvider } from '../../../providers/anthropic/createAnthropicAgentProvider';
+import { createLocalAgentProvider } from '../../../providers/local/createLocalAgentProvider';
+import { createOpenAICompatibleAgentProvider } from '../../../providers/openai/createOpenAICompatibleAgentProvider';
+import { localAgentScript } from './localAgentScript';
+
+export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui';
+
+/** What the page sends: a prompt, plus each wire's own tool definitions. */
+export type DemoInput = { prompt: string } & Record<string, unknown>;
+// biome-ignore lint/suspicious/noExplicitAny: one chat runs providers of different requests and chunks
+export type DemoProvider = AgentProvider<DemoInput, any, any, any>;
+
+export const DEMO_PROVIDER_LABELS: Record<DemoProviderId, string> = {
+  local: 'Local runtime',
+  openai: 'OpenAI-compatible',
+  anthropic: 'Anthropic',
+  agui: 'AG-UI',
+};
+
+const weatherParameters = {
+  type: 'object',
+  properties: { city: { type: 'string', description: 'A city name' } },
+  required: ['city'],
+};
+const weatherDescription = 'Current temperature in a city, in °C (run by the page).';
+
+/**
+ * The four providers, made once. Each talks to this page's own server, which replays a
+ * recording or proxies the real service with the key it holds: no key reaches the page.
+ */
+export function createDemoProviders(origin: string): Record<DemoProviderId, DemoProvider> {
+  const providers = {
+    local: createLocalAgentProvider({ script: localAgentScript }),
+    openai: createOpenAICompatibleAgentProvider({ baseURL: `${origin}/v1`, model: 'gpt-4o-mini' }),
+    anthropic: createAnthropicAgentProvider({ baseURL: origin, model: 'claude-sonnet-4-5', maxTokens: 1024 }),
+    agui: createAgUIAgentProvider({ url: `${origin}/agui` }),
+  };
+  // The inputs differ per wire (tools); `inputFor` builds the one each provider takes.
+  return providers as unknown as Record<DemoProviderId, DemoProvider>;
+}
+
+/** The request input for a prompt, with `get_weather` declared in the wire's own format. */
+export function inputFor(providerId: DemoProviderId, prompt: string): DemoInput {
+  switch (providerId) {
+    case 'local':
+    case 'agui':
+      return { prompt };
+    case 'openai':
+      return {
+        prompt,
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'get_weather', description: weatherDescription, parameters: weatherParameters },
+          },
+        ],
+      };
+    case 'anthropic':
+      return {
+        prompt,
+        tools: [{ name: 'get_weather', description: weatherDescription, input_schema: weatherParameters }],
+      };
+  }
+}

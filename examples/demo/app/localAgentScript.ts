@@ -1,0 +1,58 @@
+import type { LocalAgentScript, LocalAgentTurn } from '../../../providers/index';
+
+/**
+ * The local runtime's first turn: what `npm start` plays in the terminal, made for clicking.
+ * The second weather lookup fails retryably and the run waits for the user's Retry; the email
+ * needs an approval in the run; `send_email` is a client tool the page runs itself.
+ */
+const firstTurn: LocalAgentScript = {
+  delayMs: 60,
+  usage: { inputTokens: 42, outputTokens: 31 },
+  steps: [
+    { type: 'text', deltas: ['Let me check ', 'the weather ', 'in both cities.'] },
+    { type: 'reasoning', deltas: ['The user wants ', 'two cities; ', 'call the weather tool twice, ', 'then email.'] },
+    { type: 'task', title: 'Look up two forecasts', progress: [0.25, 0.5, 0.75, 1] },
+    {
+      type: 'tool',
+      name: 'get_weather',
+      argumentDeltas: ['{"city":', '"Paris"}'],
+      result: { city: 'Paris', celsius: 14 },
+    },
+    {
+      type: 'tool',
+      name: 'get_weather',
+      argumentDeltas: ['{"city":', '"Rome"}'],
+      error: { message: 'upstream timeout', code: 'timeout', retryable: true },
+      retryResult: { city: 'Rome', celsius: 21 },
+    },
+    // The run waits here for the user's next command: Retry (or goes on after two minutes).
+    { type: 'await_command', timeoutMs: 120_000 },
+    {
+      type: 'approval',
+      description: 'Email the forecast to the team?',
+      risk: 'low',
+      data: { to: 'team@example.com', subject: 'Forecast' },
+      editable: true,
+      waitFor: 'command',
+    },
+    {
+      type: 'artifact',
+      mediaType: 'text/markdown',
+      title: 'Forecast',
+      versions: ['# Paris\n14 °C', '# Paris\n14 °C\n\n# Rome\n21 °C'],
+    },
+    { type: 'text', deltas: ['Paris is 14 °C, ', 'Rome 21 °C. ', 'Sending the email now.'] },
+    // A tool the application runs: the run ends waiting for its result.
+    { type: 'tool', name: 'send_email', argumentDeltas: ['{"to":', '"team@example.com"}'] },
+  ],
+};
+
+/** The script of each run: the first turn, or the answer after the page ran `send_email`. */
+export function localAgentScript(_input: unknown, turn: LocalAgentTurn): LocalAgentScript {
+  if (turn.continuation === undefined) return firstTurn;
+  const result = turn.toolResults[0]?.result;
+  return {
+    delayMs: 60,
+    steps: [{ type: 'text', deltas: ['Email sent ', `(${JSON.stringify(result)}). `, 'Anything else?'] }],
+  };
+}

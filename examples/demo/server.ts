@@ -1,0 +1,145 @@
+// `npm run demo`: builds the React page with Vite, then serves it and the agents it talks to
+// from one server on 127.0.0.1. The OpenAI-compatible, Anthropic and AG-UI endpoints replay
+// recordings, or proxy the real services when their keys are in this process's environment.
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { handleAgUI } from './agUIEndpoint';
+import { anthropicUpstreamFromEnv, handleAnthropic } from './anthropicEndpoint';
+import { buildDemoApp, DEMO_DIST_DIRECTORY } from './buildDemoApp';
+import { handleOpenAI, openAIUpstreamFromEnv } from './openAIEndpoint';
+
+export interface DemoServerOptions {
+  /** Default 4173; 0 takes any free port. A port in use is reported, and the next one tried. */
+  port?: number;
+  host?: string;
+  /** Where the page is built; default `examples/demo/dist/`. */
+  outDir?: string;
+  /** Read for the real services' keys; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
+
+export interface DemoServer {
+  url: string;
+  /** How long the Vite build took, in milliseconds. */
+  buildMs: number;
+  close(): Promise<void>;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+};
+const PORT_ATTEMPTS = 10;
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+async function serveFile(outDir: string, pathname: string, response: ServerResponse): Promise<void> {
+  // normalize() folds `..` away before the join, so no path leaves the build folder.
+  const relative = normalize(decodeURIComponent(pathname)).replace(/^([/\\]|\.\.)+/, '');
+  const file = relative === '' || extname(relative) === '' ? 'index.html' : relative;
+  try {
+    const content = await readFile(join(outDir, file));
+    response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' });
+    response.end(content);
+  } catch {
+    response.writeHead(404, { 'content-type': 'text/plain' });
+    response.end(`not found: ${pathname}`);
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => {
+      server.off('listening', onListening);
+      reject(error);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+/** Builds the page and starts the demo server; resolves once it listens. */
+export async function startDemoServer(options: DemoServerOptions = {}): Promise<DemoServer> {
+  const host = options.host ?? '127.0.0.1';
+  const outDir = options.outDir ?? DEMO_DIST_DIRECTORY;
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => {});
+  const openAI = openAIUpstreamFromEnv(env);
+  const anthropic = anthropicUpstreamFromEnv(env);
+  const buildMs = await buildDemoApp(outDir);
+  log(`Built the page in ${(buildMs / 1000).toFixed(1)} s (${outDir})`);
+
+  const server = createServer((request, response) => {
+    const { pathname } = new URL(request.url ?? '/', 'http://demo.invalid');
+    const handle = async () => {
+      if (request.method === 'POST') {
+        const body = await readBody(request);
+        if (pathname === '/v1/chat/completions') return handleOpenAI(body, response, openAI);
+        if (pathname === '/v1/messages') return handleAnthropic(body, response, anthropic);
+        if (pathname === '/agui') return handleAgUI(body, response);
+      }
+      if (pathname === '/api/config') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        // Only whether a real service is behind each endpoint: never a key.
+        return void response.end(
+          JSON.stringify({ openai: openAI ? 'live' : 'recorded', anthropic: anthropic ? 'live' : 'recorded' }),
+        );
+      }
+      return serveFile(outDir, pathname, response);
+    };
+    handle().catch((error: unknown) => {
+      log(`${request.method} ${pathname} failed: ${String(error)}`);
+      if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { message: String(error) } }));
+    });
+  });
+
+  let port = options.port ?? 4173;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      port = await listen(server, port, host);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      const next = attempt < PORT_ATTEMPTS ? port + 1 : 0;
+      log(`Port ${port} on ${host} is in use; trying ${next === 0 ? 'a free port' : next}.`);
+      port = next;
+    }
+  }
+  return {
+    url: `http://${host}:${port}/`,
+    buildMs,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const port = process.env.PORT === undefined ? undefined : Number(process.env.PORT);
+  const demo = await startDemoServer({ ...(port === undefined ? {} : { port }), log: console.log });
+  const openAI = openAIUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
+  const anthropic = anthropicUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
+  console.log(`agentstate demo: ${demo.url}  (OpenAI-compatible: ${openAI}; Anthropic: ${anthropic}; Ctrl+C stops)`);
+}

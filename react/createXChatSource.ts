@@ -1,0 +1,153 @@
+import type { AgentState } from '../machines/agentState';
+import { type AgentMessageInfo, selectRunningRuns } from '../machines/selectors';
+import type { AgentCommandState } from '../runtime/commandBook';
+import type { AgentConnectionState } from '../runtime/connectionMachine';
+import type { XChatRuntime } from '../runtime/createXChatRuntime';
+import { isSameXChatError, toXChatError, type XChatError } from './toXChatError';
+import type { XChatMessageLayer } from './xChatMessageLayer';
+
+/** What a chat view reads: the runtime's snapshot with the message layer applied. The same object until something in it changes. */
+export interface XChatView {
+  agentState: AgentState;
+  /** The conversation's messages through the message layer; unchanged entries keep their identity. */
+  messages: AgentMessageInfo[];
+  /** A request is in flight, or a run of the conversation is running in AgentState. */
+  isRequesting: boolean;
+  commandStates: Readonly<Record<string, AgentCommandState>>;
+  latestCommandByAction: Readonly<Record<string, string>>;
+  error: XChatError | undefined;
+  connectionState: AgentConnectionState;
+}
+
+/** An observer as `@xstate/react`'s `useSelector` passes it. */
+export interface XChatObserver {
+  next?: (view: XChatView) => void;
+  error?: (error: unknown) => void;
+}
+
+/**
+ * One chat's view of a conversation, shaped as `useSelector` takes an actor
+ * (`getSnapshot`, `subscribe(observer) => { unsubscribe }`), with render batching: the
+ * runtime's changes reach observers at most once per animation frame, or once per
+ * `throttleMs` when it is given. Changes of the message layer reach them at once.
+ */
+export interface XChatSource<Input = unknown> {
+  readonly runtime: XChatRuntime<Input>;
+  readonly layer: XChatMessageLayer;
+  /** With observers, the view as of the last flush; without, the view now. */
+  getSnapshot(): XChatView;
+  subscribe(observer: XChatObserver | ((view: XChatView) => void)): { unsubscribe(): void };
+}
+
+export interface XChatSourceOptions {
+  /** Notify at most once per this many milliseconds instead of once per animation frame. */
+  throttleMs?: number;
+}
+
+type Cancel = () => void;
+
+/** Runs `flush` at the next animation frame, or after `throttleMs` (16 ms where there are no frames). */
+function scheduleFlush(flush: () => void, throttleMs: number | undefined): Cancel {
+  if (throttleMs === undefined && typeof requestAnimationFrame === 'function') {
+    const frame = requestAnimationFrame(flush);
+    return () => cancelAnimationFrame(frame);
+  }
+  const timer = setTimeout(flush, throttleMs ?? 16);
+  return () => clearTimeout(timer);
+}
+
+/**
+ * Makes the `useSelector` source of one conversation: its runtime seen through its message
+ * layer. It subscribes to the runtime only while it has observers.
+ *
+ * @example
+ * const chat = createXChatSource(runtime, layer, { throttleMs: 50 });
+ * const { unsubscribe } = chat.subscribe(() => render(chat.getSnapshot().messages));
+ */
+export function createXChatSource<Input>(
+  runtime: XChatRuntime<Input>,
+  layer: XChatMessageLayer,
+  options: XChatSourceOptions = {},
+): XChatSource<Input> {
+  const observers = new Set<XChatObserver>();
+  let view: XChatView | undefined;
+  let cancelFlush: Cancel | undefined;
+  let stopListening: Cancel | undefined;
+
+  const compute = (): XChatView => {
+    const snapshot = runtime.getSnapshot();
+    const messages = layer.apply(snapshot.messages);
+    const isRequesting = snapshot.isRequesting || selectRunningRuns(snapshot.agentState, runtime.sessionId).length > 0;
+    const error = toXChatError(snapshot, runtime.sessionId);
+    if (
+      view !== undefined &&
+      view.agentState === snapshot.agentState &&
+      view.messages === messages &&
+      view.isRequesting === isRequesting &&
+      view.commandStates === snapshot.commandStates &&
+      view.latestCommandByAction === snapshot.latestCommandByAction &&
+      isSameXChatError(view.error, error) &&
+      view.connectionState === snapshot.connectionState
+    ) {
+      return view;
+    }
+    return {
+      agentState: snapshot.agentState,
+      messages,
+      isRequesting,
+      commandStates: snapshot.commandStates,
+      latestCommandByAction: snapshot.latestCommandByAction,
+      error: isSameXChatError(view?.error, error) ? view?.error : error,
+      connectionState: snapshot.connectionState,
+    };
+  };
+
+  const flush = () => {
+    cancelFlush?.();
+    cancelFlush = undefined;
+    const next = compute();
+    if (next === view) return;
+    view = next;
+    for (const observer of [...observers]) observer.next?.(next);
+  };
+
+  const onRuntimeChange = () => {
+    cancelFlush ??= scheduleFlush(flush, options.throttleMs);
+  };
+
+  const listen = () => {
+    const stopRuntime = runtime.subscribe(onRuntimeChange);
+    // What the user did shows at once: one change, not a stream.
+    const stopLayer = layer.subscribe(flush);
+    return () => {
+      stopRuntime();
+      stopLayer();
+      cancelFlush?.();
+      cancelFlush = undefined;
+    };
+  };
+
+  return {
+    runtime,
+    layer,
+    getSnapshot() {
+      if (view === undefined || observers.size === 0) view = compute();
+      return view;
+    },
+    subscribe(observerOrNext) {
+      const observer = typeof observerOrNext === 'function' ? { next: observerOrNext } : { ...observerOrNext };
+      if (observers.size === 0) {
+        view = compute();
+        stopListening = listen();
+      }
+      observers.add(observer);
+      return {
+        unsubscribe() {
+          if (!observers.delete(observer) || observers.size > 0) return;
+          stopListening?.();
+          stopListening = undefined;
+        },
+      };
+    },
+  };
+}

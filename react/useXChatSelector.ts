@@ -1,0 +1,63 @@
+import { useSelector } from '@xstate/react';
+import type { AgentApprovalState, AgentToolCallState } from '../machines/agentState';
+import { type AgentMessageInfo, selectApproval, selectToolCall } from '../machines/selectors';
+import type { XChatSource, XChatView } from './createXChatSource';
+
+/**
+ * Reads one value of a chat's view (`useXChat().chat`) and re-renders only when it changes
+ * (`Object.is`, or `compare`). The selector may be a new function each render.
+ *
+ * @example
+ * const running = useXChatSelector(chat, (view) => view.isRequesting);
+ */
+export function useXChatSelector<Input, Selected>(
+  chat: XChatSource<Input>,
+  selector: (view: XChatView) => Selected,
+  compare?: (previous: Selected, next: Selected) => boolean,
+): Selected {
+  return useSelector(chat, selector, compare);
+}
+
+const messagesById = new WeakMap<AgentMessageInfo[], Map<string, AgentMessageInfo>>();
+
+/** The shown message with this id (`messages[i].id`), or `undefined`: for a message component of a list. */
+export function selectXChatMessage(view: XChatView, messageKey: string): AgentMessageInfo | undefined {
+  let byId = messagesById.get(view.messages);
+  if (byId === undefined) {
+    byId = new Map(view.messages.map((info) => [info.id, info]));
+    messagesById.set(view.messages, byId);
+  }
+  return byId.get(messageKey);
+}
+
+/**
+ * One shown message, re-rendering only when that message changes: a token streamed into
+ * another message does not render this one.
+ *
+ * @example
+ * function Bubble({ chat, id }) {
+ *   const info = useXChatMessage(chat, id);
+ *   return <p>{String(info?.message.content)}</p>;
+ * }
+ */
+export function useXChatMessage<Input>(chat: XChatSource<Input>, messageKey: string): AgentMessageInfo | undefined {
+  return useSelector(chat, (view) => selectXChatMessage(view, messageKey));
+}
+
+/** One tool call of one run, re-rendering only when that record changes (its arguments stream, its status moves). */
+export function useXChatToolCall<Input>(
+  chat: XChatSource<Input>,
+  target: { runId: string; toolCallId: string },
+): AgentToolCallState | undefined {
+  const { runId, toolCallId } = target;
+  return useSelector(chat, (view) => selectToolCall(view.agentState, { runId, toolCallId }));
+}
+
+/** One approval of one run, re-rendering only when that record changes. */
+export function useXChatApproval<Input>(
+  chat: XChatSource<Input>,
+  target: { runId: string; approvalId: string },
+): AgentApprovalState | undefined {
+  const { runId, approvalId } = target;
+  return useSelector(chat, (view) => selectApproval(view.agentState, { runId, approvalId }));
+}

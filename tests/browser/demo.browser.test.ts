@@ -1,0 +1,204 @@
+// The demo page (`npm run demo`) in a real browser: Debian's Chromium, driven by
+// playwright-core, against the demo server started in this process on a free port.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DemoServer, startDemoServer } from '../../examples/demo/server';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
+const available = existsSync(CHROMIUM);
+if (!available && !required) {
+  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
+}
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+
+describe.runIf(available || required)('the demo page in Chromium', () => {
+  let server: DemoServer;
+  let outDir: string;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'agentstate-demo-'));
+    await mkdir(SCREENSHOTS, { recursive: true });
+    // The recorded endpoints, never a real service, whatever this shell's environment holds.
+    server = await startDemoServer({ port: 0, outDir, env: {} });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
+  });
+
+  const send = async (prompt: string) => {
+    await page.fill('.ant-sender textarea', prompt);
+    await page.press('.ant-sender textarea', 'Enter');
+  };
+  const bubbles = (role: 'user' | 'ai') => page.locator(`[data-testid="bubble"][data-role="${role}"]`);
+  const screenshot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+  it('plays the local runtime: streamed text, Retry on the failed tool, Approve, the client tool, the answer', async () => {
+    await page.goto(server.url);
+    await page.evaluate(() => localStorage.clear());
+    await page.reload();
+    await send('What is the weather in Paris and Rome? Email it to the team.');
+    await expect.poll(() => bubbles('ai').first().textContent()).toContain('in both cities.');
+
+    const retry = page.getByRole('button', { name: 'Retry' });
+    await retry.waitFor();
+    expect(await page.locator('[data-testid="tool-call"][data-status="failed"]').textContent()).toContain(
+      'get_weather',
+    );
+    await screenshot('local-retry');
+    await retry.click();
+
+    const approve = page.getByRole('button', { name: 'Approve', exact: true });
+    await approve.waitFor();
+    await screenshot('local-approval');
+    await approve.click();
+
+    // The page runs send_email itself; the continuation answers with its result.
+    await expect
+      .poll(() => bubbles('ai').allTextContents(), { timeout: 15_000 })
+      .toContain('Email sent ({"sent":true,"to":"team@example.com"}). Anything else?');
+    expect(await bubbles('ai').allTextContents()).toEqual([
+      'Let me check the weather in both cities.',
+      'Paris is 14 °C, Rome 21 °C. Sending the email now.',
+      'Email sent ({"sent":true,"to":"team@example.com"}). Anything else?',
+    ]);
+    await expect
+      .poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses))
+      .toEqual(['completed', 'completed']);
+    expect(await page.locator('[data-testid="approval"]').getAttribute('data-status')).toBe('resolved');
+    expect(await page.locator('[data-testid="tool-call"]').evaluateAll(runStatuses)).toEqual([
+      // Newest first.
+      'completed',
+      'completed',
+      'failed',
+      'completed',
+    ]);
+    expect(await page.locator('[data-testid="artifact"]').textContent()).toContain('# Rome\n21 °C');
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('local-done');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+
+  it('switches to the OpenAI-compatible provider without a reload: its answer joins the conversation', async () => {
+    await page.getByText('OpenAI-compatible', { exact: true }).click();
+    await send('And tomorrow?');
+    // The recorded turn calls get_weather twice; the page runs both, and the continuation quotes them.
+    await expect
+      .poll(() => bubbles('ai').last().textContent(), { timeout: 15_000 })
+      .toContain('Both cities look fine for a walk today.');
+    const texts = await bubbles('ai').allTextContents();
+    expect(texts.slice(0, 3)).toEqual([
+      'Let me check the weather in both cities.',
+      'Paris is 14 °C, Rome 21 °C. Sending the email now.',
+      'Email sent ({"sent":true,"to":"team@example.com"}). Anything else?',
+    ]);
+    expect(texts.slice(3)).toEqual([
+      'Let me check both cities.',
+      'Thanks, the tools answered: {"city":"Paris","celsius":14}; {"city":"Rome","celsius":21}. Both cities look fine for a walk today.',
+    ]);
+    await expect
+      .poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses))
+      .toEqual(Array(4).fill('completed'));
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('openai');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+
+  it('Anthropic: the recorded tool uses run on the page, and the answer quotes them', async () => {
+    await page.getByText('Anthropic', { exact: true }).click();
+    await send('Paris and Rome again?');
+    await expect
+      .poll(() => bubbles('ai').last().textContent(), { timeout: 15_000 })
+      .toContain('Pack a light jacket for Paris.');
+    await expect
+      .poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses))
+      .toEqual(Array(6).fill('completed'));
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('anthropic');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
+  it('AG-UI: the run ends with an interrupt; Approve resumes it and the agent carries it out', async () => {
+    await page.getByText('AG-UI', { exact: true }).click();
+    await send('Free some disk space');
+    const approve = page.getByRole('button', { name: 'Approve', exact: true });
+    await approve.waitFor({ timeout: 15_000 });
+    expect(await page.locator('[data-testid="approval"][data-status="waiting"]').textContent()).toContain(
+      'Delete 12 log files?',
+    );
+    await screenshot('agui-interrupt');
+    await approve.click();
+    await expect
+      .poll(() => bubbles('ai').last().textContent(), { timeout: 15_000 })
+      .toBe('Done: 12 files matching logs/*.log deleted, 2.1 GB freed.');
+    await expect
+      .poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses))
+      .toEqual(Array(8).fill('completed'));
+    expect(await page.locator('[data-testid="tool-call"]').first().getAttribute('data-status')).toBe('completed');
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('agui-resumed');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
+  it('AG-UI: Edit and approve sends the edited data with a modified decision', async () => {
+    await send('Free more space');
+    await page.getByRole('button', { name: 'Edit and approve' }).click();
+    await page.getByLabel('Edited data (JSON)').fill('{"glob":"logs/2023-*.log"}');
+    await page.getByRole('button', { name: 'Approve edited' }).click();
+    await expect
+      .poll(() => bubbles('ai').last().textContent(), { timeout: 15_000 })
+      .toBe('Done: 12 files matching logs/2023-*.log deleted, 2.1 GB freed.');
+    expect(await page.locator('[data-testid="approval"]').first().textContent()).toContain('modified');
+    await screenshot('agui-edited');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
+  it('Cancel run asks the local runtime to stop the run waiting for a retry; it ends cancelled', async () => {
+    await page.getByText('Local runtime', { exact: true }).click();
+    await send('Once more, please.');
+    await page.getByRole('button', { name: 'Retry' }).waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.locator('[data-testid="run"]').last().getAttribute('data-status')).toBe('cancelled');
+    expect(await page.getByRole('button', { name: 'Retry' }).isDisabled()).toBe(true);
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('local-cancelled');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
+  it('restores the conversation from localStorage after a reload', async () => {
+    const before = await bubbles('ai').allTextContents();
+    const runs = await page.locator('[data-testid="run"]').evaluateAll(runStatuses);
+    expect(runs.length).toBe(11);
+    await page.reload();
+    await expect.poll(() => bubbles('ai').allTextContents()).toEqual(before);
+    expect(await page.locator('[data-testid="run"]').evaluateAll(runStatuses)).toEqual(runs);
+    expect(await page.locator('.ant-segmented-item-selected').textContent()).toBe('Local runtime');
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('reloaded');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+});
+
+function runStatuses(items: Element[]): Array<string | undefined> {
+  return items.map((item) => (item as HTMLElement).dataset.status);
+}
