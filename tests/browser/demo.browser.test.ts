@@ -99,6 +99,47 @@ describe.runIf(available || required)('the demo page in Chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 60_000);
 
+  it('the lifecycle panel draws each machine from its definition; the tool calls stay on their final states', async () => {
+    const toolCalls = page.locator('[data-testid="lifecycle"][data-machine="toolCall"]');
+    // The nodes of toolCallMachine's definition, compound ones around their children.
+    expect(await toolCalls.first().locator('[data-testid="lifecycle-state"]').evaluateAll(statePaths)).toEqual([
+      'restoring',
+      'open',
+      'open.streaming_arguments',
+      'open.awaiting_execution',
+      'open.awaiting_execution.idle',
+      'open.awaiting_execution.submitting',
+      'open.running',
+      'open.running.idle',
+      'open.running.submitting',
+      'retryable',
+      'retryable.idle',
+      'retryable.submitting',
+      'completed',
+      'failed',
+      'cancelled',
+    ]);
+    // Newest first, as the tool calls panel lists them; the actors are gone, their last states stay.
+    expect(await toolCalls.evaluateAll(lifecycleStates)).toEqual(['completed', 'completed', 'failed', 'completed']);
+    expect(await toolCalls.evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.source))).toEqual(
+      Array(4).fill('live'),
+    );
+    expect(await toolCalls.first().locator('[data-active="true"]').evaluateAll(statePaths)).toEqual(['completed']);
+    // What the inspector saw the Paris lookup (the oldest) go through, and the Rome one until its retry.
+    expect(await toolCalls.last().getAttribute('data-visited')).toBe(
+      'open.streaming_arguments open.awaiting_execution.idle open.running.idle completed',
+    );
+    expect(await toolCalls.nth(2).getAttribute('data-visited')).toBe(
+      'open.streaming_arguments open.awaiting_execution.idle open.running.idle retryable.idle retryable.submitting retryable.idle failed',
+    );
+    expect(await page.locator('[data-testid="lifecycle"][data-machine="run"]').evaluateAll(lifecycleStates)).toEqual([
+      'completed',
+      'completed',
+    ]);
+    await page.locator('[data-testid="lifecycle-panel"]').screenshot({ path: join(SCREENSHOTS, 'lifecycle-done.png') });
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
   it('switches to the OpenAI-compatible provider without a reload: its answer joins the conversation', async () => {
     await page.getByText('OpenAI-compatible', { exact: true }).click();
     await send('And tomorrow?');
@@ -197,8 +238,97 @@ describe.runIf(available || required)('the demo page in Chromium', () => {
     await screenshot('reloaded');
     expect(pageErrors).toEqual([]);
   }, 30_000);
+  it('a slow local tool call: the panel highlights streaming_arguments, running, then completed, as they happen', async () => {
+    // Every highlighted leaf each tool call row commits to the page, in order, by entity key.
+    await page.evaluate(() => {
+      const seen: Record<string, string[]> = {};
+      const record = () => {
+        const rows = Array.from(
+          document.querySelectorAll<HTMLElement>('[data-testid="lifecycle"][data-machine="toolCall"]'),
+        );
+        for (const row of rows) {
+          const key = row.dataset.entityKey ?? '';
+          const highlighted = row.querySelector<HTMLElement>('.lifecycle-state[data-active="true"]')?.dataset.path;
+          const states = seen[key] ?? [];
+          seen[key] = states;
+          if (highlighted !== undefined && states.at(-1) !== highlighted) states.push(highlighted);
+        }
+      };
+      new MutationObserver(record).observe(document.body, { subtree: true, childList: true, attributes: true });
+      (window as unknown as { highlightedToolStates: Record<string, string[]> }).highlightedToolStates = seen;
+    });
+    await send('Oslo, slowly please?');
+    await expect.poll(() => bubbles('ai').last().textContent(), { timeout: 15_000 }).toBe('Oslo is 9 °C.');
+    const newest = page.locator('[data-testid="lifecycle"][data-machine="toolCall"]').first();
+    await expect.poll(() => newest.getAttribute('data-state')).toBe('completed');
+    await expect.poll(() => page.locator('[data-testid="run"]').last().getAttribute('data-status')).toBe('completed');
+    const key = await newest.getAttribute('data-entity-key');
+    const seen = await page.evaluate(
+      () => (window as unknown as { highlightedToolStates: Record<string, string[]> }).highlightedToolStates,
+    );
+    expect(seen[key ?? '']).toEqual([
+      'open.streaming_arguments',
+      'open.awaiting_execution.idle',
+      'open.running.idle',
+      'completed',
+    ]);
+    await page.locator('[data-testid="lifecycle-panel"]').screenshot({ path: join(SCREENSHOTS, 'lifecycle-slow.png') });
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
+  it('Stop during a local run drops the stream: the run ends cancelled, in the runs panel and its machine', async () => {
+    await send('Once more, slowly.');
+    await page
+      .locator('[data-testid="lifecycle"][data-machine="toolCall"][data-state="open.streaming_arguments"]')
+      .waitFor({ timeout: 15_000 });
+    await page.locator('.ant-sender-actions-btn-loading-button').click();
+    await expect.poll(() => page.locator('[data-testid="run"]').last().getAttribute('data-status')).toBe('cancelled');
+    const runRow = page.locator('[data-testid="lifecycle"][data-machine="run"]').first();
+    await expect.poll(() => runRow.getAttribute('data-state')).toBe('cancelled');
+    await expect
+      .poll(() => page.locator('[data-testid="lifecycle"][data-machine="toolCall"]').first().getAttribute('data-state'))
+      .toBe('cancelled');
+    await screenshot('local-stopped');
+    await page
+      .locator('[data-testid="lifecycle-panel"]')
+      .screenshot({ path: join(SCREENSHOTS, 'lifecycle-stopped.png') });
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
+  it('reload mid-stream: the conversation comes back, and the page shows what the runtime reports', async () => {
+    await send('And Oslo again, slowly.');
+    await page
+      .locator('[data-testid="lifecycle"][data-machine="toolCall"][data-state="open.streaming_arguments"]')
+      .waitFor({ timeout: 15_000 });
+    const before = await bubbles('ai').allTextContents();
+    await page.reload();
+    await expect.poll(() => bubbles('user').last().textContent()).toBe('And Oslo again, slowly.');
+    // The local runtime cannot resume a stream: the runtime says so, and the page with it.
+    await expect.poll(() => page.textContent('[data-testid="connection"]')).toMatch(/^(unrecoverable|idle)$/);
+    expect(await bubbles('ai').allTextContents()).toEqual(before);
+    // The run's machine and the runs panel agree on where the restored run stands.
+    const runStatus = await page.locator('[data-testid="run"]').last().getAttribute('data-status');
+    const runState = await page
+      .locator('[data-testid="lifecycle"][data-machine="run"]')
+      .first()
+      .getAttribute('data-state');
+    expect(runState?.split('.')[0]).toBe(runStatus);
+    await screenshot('reloaded-mid-stream');
+    await page
+      .locator('[data-testid="lifecycle-panel"]')
+      .screenshot({ path: join(SCREENSHOTS, 'lifecycle-reloaded.png') });
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
 });
 
 function runStatuses(items: Element[]): Array<string | undefined> {
   return items.map((item) => (item as HTMLElement).dataset.status);
+}
+
+function statePaths(items: Element[]): Array<string | undefined> {
+  return items.map((item) => (item as HTMLElement).dataset.path);
+}
+
+function lifecycleStates(items: Element[]): Array<string | undefined> {
+  return items.map((item) => (item as HTMLElement).dataset.state);
 }

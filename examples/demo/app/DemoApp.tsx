@@ -1,6 +1,7 @@
 import { XProvider } from '@ant-design/x';
 import { Alert, App as AntApp, Badge, Button, Card, Flex, Layout, Segmented, Tag, Typography } from 'antd';
 import { useCallback, useEffect, useMemo, useState } from 'react';
+import type { InspectionEvent } from 'xstate';
 import { createWebStorageAgentCheckpointStorage } from '../../../checkpoint/createWebStorageAgentCheckpointStorage';
 import { useXChat } from '../../../react/useXChat';
 import type { AgentConnectionState } from '../../../runtime/connectionMachine';
@@ -10,6 +11,8 @@ import { ConversationPanel } from './ConversationPanel';
 import { useClientTools } from './clientTools';
 import { commandOf } from './commandStatus';
 import { createDemoProviders, DEMO_PROVIDER_LABELS, type DemoProviderId, inputFor } from './demoProviders';
+import { LIFECYCLE_STYLES, LifecyclePanel } from './LifecyclePanel';
+import { createLifecycleObserver } from './lifecycleObserver';
 import { toBubbles } from './messageText';
 import { ReasoningPanel } from './ReasoningPanel';
 import { TasksPanel } from './TasksPanel';
@@ -21,6 +24,7 @@ const PROVIDER_KEY = 'agentstate-demo:provider';
 const checkpointStorage = createWebStorageAgentCheckpointStorage(localStorage);
 const providers = createDemoProviders(window.location.origin);
 const providerIds = Object.keys(DEMO_PROVIDER_LABELS) as DemoProviderId[];
+const lifecycles = createLifecycleObserver();
 
 function savedProvider(): DemoProviderId {
   const saved = localStorage.getItem(PROVIDER_KEY);
@@ -54,8 +58,19 @@ function Panel({ title, count, children }: { title: string; count?: number; chil
   );
 }
 
-function Demo() {
+type Inspect = (event: InspectionEvent) => void;
+
+function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
   const { message } = AntApp.useApp();
+  // Made once: the conversation reads `inspect` when it is made.
+  const [inspect] = useState<Inspect>(() =>
+    statelyInspect === undefined
+      ? lifecycles.inspect
+      : (event: InspectionEvent) => {
+          lifecycles.inspect(event);
+          statelyInspect(event);
+        },
+  );
   const [providerId, setProviderId] = useState<DemoProviderId>(savedProvider);
   const [config, setConfig] = useState<Record<string, string>>({});
   useEffect(() => {
@@ -69,6 +84,7 @@ function Demo() {
     conversationKey: CONVERSATION_KEY,
     checkpointStorage,
     parser: toBubbles,
+    inspect,
   });
   const { agentState, agentActions } = chat;
   const onError = useCallback((error: unknown) => void message.error(String(error)), [message]);
@@ -149,6 +165,9 @@ function Demo() {
           <Panel title="Tool calls">
             <ToolCallsPanel agentState={agentState} agentActions={agentActions} commands={chat} onError={onError} />
           </Panel>
+          <Panel title="Lifecycles">
+            <LifecyclePanel agentState={agentState} lifecycles={lifecycles} />
+          </Panel>
           <Panel title="Reasoning">
             <ReasoningPanel agentState={agentState} />
           </Panel>
@@ -167,8 +186,13 @@ function Demo() {
   );
 }
 
-/** The demo page: a chat on `useXChat` with the agent's work beside it. */
-export function DemoApp() {
+export interface DemoAppProps {
+  /** The Stately inspector's observer (`?inspect`), given every inspection event besides the lifecycle panel. */
+  statelyInspect?: Inspect | undefined;
+}
+
+/** The demo page: a chat on `useXChat` with the agent's work, and each entity's machine, beside it. */
+export function DemoApp({ statelyInspect }: DemoAppProps) {
   return (
     <XProvider>
       <AntApp style={{ height: '100%' }}>
@@ -177,7 +201,8 @@ export function DemoApp() {
             '.demo-code{background:#f6f8fa;border-radius:6px;padding:8px;margin:4px 0;font-size:12px;white-space:pre-wrap;word-break:break-word}'
           }
         </style>
-        <Demo />
+        <style>{LIFECYCLE_STYLES}</style>
+        <Demo statelyInspect={statelyInspect} />
       </AntApp>
     </XProvider>
   );

@@ -47,9 +47,32 @@ const firstTurn: LocalAgentScript = {
   ],
 };
 
-/** The script of each run: the first turn, or the answer after the page ran `send_email`. */
-export function localAgentScript(_input: unknown, turn: LocalAgentTurn): LocalAgentScript {
-  if (turn.continuation === undefined) return firstTurn;
+/**
+ * A prompt that asks for it "slowly": one lookup at 400 ms a step, slow enough to watch the
+ * tool call go through its machine's states in the lifecycle panel (and to stop or reload mid-run).
+ */
+const slowTurn: LocalAgentScript = {
+  delayMs: 400,
+  steps: [
+    { type: 'text', deltas: ['Looking it up, ', 'slowly.'] },
+    {
+      type: 'tool',
+      name: 'get_weather',
+      argumentDeltas: ['{"city":', '"Oslo"}'],
+      result: { city: 'Oslo', celsius: 9 },
+    },
+    { type: 'text', deltas: ['Oslo is ', '9 °C.'] },
+  ],
+};
+
+function asksSlowly(input: unknown): boolean {
+  if (typeof input !== 'object' || input === null || !('prompt' in input)) return false;
+  return /\bslowly\b/i.test(String(input.prompt));
+}
+
+/** The script of each run: the first turn (or the slow one), or the answer after the page ran `send_email`. */
+export function localAgentScript(input: unknown, turn: LocalAgentTurn): LocalAgentScript {
+  if (turn.continuation === undefined) return asksSlowly(input) ? slowTurn : firstTurn;
   const result = turn.toolResults[0]?.result;
   return {
     delayMs: 60,

@@ -1,0 +1,13 @@
+import type { InspectionEvent } from 'xstate';
+
+/**
+ * With `?inspect` in the page's address, the Stately inspector (`@statelyai/inspect`, which
+ * opens its own window) as an `inspect` observer; otherwise undefined. Imported on demand, so
+ * the page loads without it when nobody asked.
+ */
+export async function loadStatelyInspector(search: string): Promise<((event: InspectionEvent) => void) | undefined> {
+  if (!new URLSearchParams(search).has('inspect')) return undefined;
+  const { createBrowserInspector } = await import('@statelyai/inspect');
+  const inspector = createBrowserInspector();
+  return (event) => inspector.inspect.next?.(event);
+}
