@@ -1,12 +1,19 @@
 // `npm run bench`: the pipelines side by side in one process, entity scaling, checkpoint
 // cost and bundle sizes. Prints tables and writes bench/RESULTS.md.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { bundleSize } from '../scripts/bundleSize';
+import {
+  TOKEN_COST_LIST_NAMES,
+  TOKEN_COST_LISTS,
+  TOKEN_COST_TARGET,
+  TOKEN_COST_THREADS,
+  type TokenCostReport,
+} from './browser/tokenCost';
 import {
   CHECKPOINT_BUDGET_MS,
   CHECKPOINT_MIN_PAIRS,
@@ -285,6 +292,25 @@ const checkpoint = JSON.parse(
 };
 console.log('measured the checkpoint');
 
+// Per-token render cost in Chromium (bench/browser/tokenCost.ts), in a process of its own;
+// skipped where there is no Chromium.
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+let tokenCost: TokenCostReport | undefined;
+if (existsSync(chromiumPath)) {
+  tokenCost = JSON.parse(
+    (
+      await execFileAsync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(new URL('./browser/tokenCost.ts', import.meta.url)), '--json'],
+        { maxBuffer: 1 << 20 },
+      )
+    ).stdout,
+  ) as TokenCostReport;
+  console.log('measured the per-token render cost in Chromium');
+} else {
+  console.log(`skipped the per-token render cost: no Chromium at ${chromiumPath} (apt-get install -y chromium)`);
+}
+
 // Report.
 const fmt = (value: number, digits = 1) => value.toFixed(digits);
 const lines: string[] = [];
@@ -383,6 +409,23 @@ for (const name of ['memory', 'webStorage'] as const) {
     `| ${storageName[name]} | ${fmt(times.saveMs)} | ${fmt(times.loadMs)} | ${fmt(times.resetMs)} | ${fmt(times.totalMs)} |`,
   );
 }
+lines.push('', '## Per-token render cost in Chromium: 10 and 1,000 earlier messages', '');
+if (tokenCost === undefined) {
+  lines.push(`Skipped: no Chromium at ${chromiumPath}.`);
+} else {
+  lines.push(
+    `\`bench/browser/tokenCost.ts\`: Chromium ${tokenCost.chromium} headless, a page bundled with esbuild in production mode (react-dom/profiling). A thread of N earlier messages is put into the conversation's store before the first render, then a local in-page runtime streams ${tokenCost.tokens.toLocaleString('en')} tokens into one new assistant message, ${tokenCost.perFrame} a frame (paced) or all at once (burst); \`useXChat\` with its default batching (one commit per animation frame). Profiler: the summed \`actualDuration\` of the commits from the request to the last one, per token. Main thread and script: Chromium's TaskDuration and ScriptDuration over the stream (store, flushes, selectors, React, layout, paint), per token. Wall: request to the run's end, burst. Each run a fresh load of the page, the sizes taking turns; medians of ${tokenCost.rows[0]?.runs} runs after a warm-up round.`,
+    '',
+  );
+  lines.push(
+    '| list | earlier messages | µs / token, Profiler | commits | list renders / commit | bubble renders / commit | µs / token, main thread | µs / token, script | µs / token, wall (burst) | commits (burst) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const row of tokenCost.rows)
+    lines.push(
+      `| ${TOKEN_COST_LIST_NAMES[row.list]} | ${row.n} | ${fmt(row.actualMicrosPerToken, 2)} | ${row.commits} | ${fmt(row.listRendersPerCommit, 2)} | ${fmt(row.bubbleRendersPerCommit, 2)} | ${fmt(row.taskMicrosPerToken, 2)} | ${fmt(row.scriptMicrosPerToken, 2)} | ${fmt(row.wallMicrosPerToken, 2)} | ${row.burstCommits} |`,
+    );
+}
 lines.push('', '## Bundle size (esbuild, minified, gzip, browser)', '');
 lines.push('| entry | KB |', '|---|---|');
 for (const [name, size] of bundles) {
@@ -424,6 +467,16 @@ if (worstCheckpoint)
 lines.push(
   `- Checkpoint save + restore of a 10,000-entity session < 100 ms: ${fmt(checkpoint.restore.memory.totalMs)} ms through memory storage, ${fmt(checkpoint.restore.webStorage.totalMs)} ms through Web Storage.`,
 );
+if (tokenCost !== undefined) {
+  const [small, large] = TOKEN_COST_THREADS;
+  const ratios = TOKEN_COST_LISTS.map(
+    (list) => `${fmt(tokenCost.ratios[list] ?? Number.NaN, 2)}× (${TOKEN_COST_LIST_NAMES[list]})`,
+  );
+  const commits = tokenCost.rows.map((row) => row.commits);
+  lines.push(
+    `- Per-token render cost (Profiler) with ${large.toLocaleString('en')} earlier messages ≤ ${TOKEN_COST_TARGET}× the cost with ${small}: ${ratios.join(', ')}. Commits for a ${tokenCost.tokens.toLocaleString('en')}-token stream: ${Math.min(...commits)}-${Math.max(...commits)} at ${tokenCost.perFrame} tokens a frame.`,
+  );
+}
 
 const report = `${lines.join('\n')}\n`;
 writeFileSync(new URL('./RESULTS.md', import.meta.url), report);
