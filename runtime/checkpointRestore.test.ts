@@ -137,6 +137,11 @@ describe('the runtime restores its conversation from the checkpoint', () => {
     expect(snapshot.checkpointError?.code).toBe('invalid_checkpoint');
     expect(snapshot.checkpointError?.message).not.toContain('<script>');
     expect(snapshot.agentState.runs).toEqual({});
+    expect(snapshot.error).toBe(snapshot.checkpointError);
+    // The next request starts afresh: the connection error is about what came before it.
+    await second.request({ prompt: 'Start over' });
+    expect(second.getSnapshot().error).toBeUndefined();
+    expect(second.getSnapshot().checkpointError?.code).toBe('invalid_checkpoint');
     await storage.remove('trip');
     const third = createXChatRuntime({ provider, sessionId: 'trip', checkpointStorage: storage });
     await third.restored;

@@ -77,7 +77,7 @@ export interface XChatSnapshot {
   /**
    * The last error a run of this runtime broke off with outside a caller's await (an
    * automatic continuation whose provider broke its contract, say), or the error of a
-   * connection that failed or cannot go on. Runs that fail are in AgentState.
+   * connection that failed or cannot go on, until the next request. Runs that fail are in AgentState.
    */
   error: unknown;
   /** `idle | restoring | connecting | connected | reconnecting | unrecoverable | failed`. */
@@ -429,6 +429,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     } finally {
       waiting -= 1;
     }
+    // A new request of the user: the last error was about what came before it.
+    lastError = undefined;
     return stream(input, provider, undefined, 0);
   };
 
