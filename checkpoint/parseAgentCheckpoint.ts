@@ -5,13 +5,12 @@ import type { AgentCommand } from '../protocol/commandSchemas';
 import { AGENT_COMMAND_PROTOCOL_VERSION, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { AgentValidationError } from '../protocol/errors';
 import { parseAgentCommand } from '../protocol/parseAgentEvent';
-import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH, measureJsonSize } from '../protocol/plainJson';
+import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH, findJsonSizeOverflow, measureJsonSize } from '../protocol/plainJson';
 import { toValidationFailure } from '../protocol/validationFailure';
 import { AGENT_CHECKPOINT_SCHEMA_VERSION, type AgentCheckpoint } from './AgentCheckpoint';
 import { AgentCheckpointError, describeCheckpointPath, describeCheckpointReason } from './AgentCheckpointError';
 import { isSizeCheckedCheckpointValue } from './checkpointJson';
 import { DEFAULT_MAX_CHECKPOINT_SIZE } from './checkpointLimits';
-import { findJsonSizeOverflow } from './findJsonSizeOverflow';
 
 /**
  * How deep a checkpoint may nest: AgentState may nest `DEFAULT_MAX_JSON_DEPTH + 8` levels

@@ -187,21 +187,17 @@ interface SizeFrame {
 }
 
 /**
- * The size of a value written as JSON, in characters (string escapes not counted), counted
- * without writing it and without recursion. The walk stops as soon as the count passes
- * `limit` and returns what it counted by then, a number greater than `limit`. Sizes of
- * containers are remembered by identity: state is never mutated, so a patched state is
- * measured again only along the paths the patch copied. Containers in `mutable` (copies a
- * patch is still writing to) are neither remembered nor looked up. `limit` must be finite
- * for a value that may hold a cycle.
- *
- * @example
- * if (measureJsonSize(snapshot, 10 * 1024 * 1024) > 10 * 1024 * 1024) refuse('snapshot too large');
+ * The size walk behind `measureJsonSize` and `findJsonSizeOverflow`: counts until the end, or
+ * until the count passes `limit`, and leaves the frames it was in. `cache` false neither reads
+ * nor writes remembered sizes, so the walk goes down to the entry that crossed the limit.
  */
-export function measureJsonSize(value: unknown, limit: number, mutable?: WeakSet<object>): number {
-  if (typeof value !== 'object' || value === null) return leafSize(value);
-  const known = mutable?.has(value) ? undefined : sizes.get(value);
-  if (known !== undefined) return known;
+function walkJsonSize(
+  value: object,
+  limit: number,
+  cache: boolean,
+  mutable?: WeakSet<object>,
+): { total: number; frames: SizeFrame[] } {
+  const remembered = (container: object) => (!cache || mutable?.has(container) ? undefined : sizes.get(container));
   let total = 0;
   const frames: SizeFrame[] = [];
   const open = (container: object): void => {
@@ -218,7 +214,7 @@ export function measureJsonSize(value: unknown, limit: number, mutable?: WeakSet
     if (frame.next === frame.length) {
       frames.pop();
       const size = total - frame.start;
-      if (size >= CACHED_SIZE_MINIMUM && !mutable?.has(frame.container)) sizes.set(frame.container, size);
+      if (cache && size >= CACHED_SIZE_MINIMUM && !mutable?.has(frame.container)) sizes.set(frame.container, size);
       continue;
     }
     const index = frame.next++;
@@ -233,9 +229,44 @@ export function measureJsonSize(value: unknown, limit: number, mutable?: WeakSet
       total += leafSize(child);
       continue;
     }
-    const childSize = mutable?.has(child) ? undefined : sizes.get(child);
+    const childSize = remembered(child);
     if (childSize !== undefined) total += childSize;
     else open(child);
   }
-  return total;
+  return { total, frames };
+}
+
+/**
+ * The size of a value written as JSON, in characters (string escapes not counted), counted
+ * without writing it and without recursion. The walk stops as soon as the count passes
+ * `limit` and returns what it counted by then, a number greater than `limit`. Sizes of
+ * containers are remembered by identity: state is never mutated, so a patched state is
+ * measured again only along the paths the patch copied. Containers in `mutable` (copies a
+ * patch is still writing to) are neither remembered nor looked up. `limit` must be finite
+ * for a value that may hold a cycle.
+ *
+ * @example
+ * if (measureJsonSize(snapshot, 10 * 1024 * 1024) > 10 * 1024 * 1024) refuse('snapshot too large');
+ */
+export function measureJsonSize(value: unknown, limit: number, mutable?: WeakSet<object>): number {
+  if (typeof value !== 'object' || value === null) return leafSize(value);
+  const known = mutable?.has(value) ? undefined : sizes.get(value);
+  if (known !== undefined) return known;
+  return walkJsonSize(value, limit, true, mutable).total;
+}
+
+/**
+ * Where a plain JSON value's size, counted as `measureJsonSize` counts it, passes `limit`:
+ * the dotted path of the entry being counted then (`''` for the value itself), or undefined
+ * when the whole value fits. For an error that names where a value is too large.
+ */
+export function findJsonSizeOverflow(value: unknown, limit: number): string | undefined {
+  if (typeof value !== 'object' || value === null) return leafSize(value) > limit ? '' : undefined;
+  const { total, frames } = walkJsonSize(value, limit, false);
+  if (total <= limit) return undefined;
+  // A container opened by the crossing entry has counted none of its own entries yet.
+  return frames
+    .filter((frame) => frame.next > 0)
+    .map((frame) => (frame.keys === undefined ? String(frame.next - 1) : (frame.keys[frame.next - 1] as string)))
+    .join('.');
 }
