@@ -1,27 +1,17 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AgentEvent } from '../protocol/eventSchemas';
 import { backoffDelay, DEFAULT_RECONNECT } from '../providers/reconnect';
 import {
   answerRun,
   eventLogProvider,
+  eventLogServers,
   frame,
   SSE_HEADERS,
   serveFrames,
-  startEventLogServer,
 } from './support/eventLogServer';
-import type { TestServer } from './support/httpServer';
 import { describeChanges, runLog } from './support/runLog';
 
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function server(...script: Parameters<typeof startEventLogServer>[0]): Promise<TestServer> {
-  const started = await startEventLogServer(script);
-  servers.push(started);
-  return started;
-}
+const server = eventLogServers();
 
 const run = answerRun();
 const slice = (from: number, to: number) => run.slice(from - 1, to).map((event) => frame(event));

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AgentState } from '../machines/agentState';
 import { createAgentStore } from '../machines/createAgentStore';
 import type { AgentEvent } from '../protocol/eventSchemas';
@@ -8,25 +8,15 @@ import { AgentTransportError } from '../transports/AgentTransportError';
 import {
   answerRun,
   eventLogProvider,
+  eventLogServers,
   frame,
   SSE_HEADERS,
   serveFrames,
-  startEventLogServer,
 } from './support/eventLogServer';
 import { runEvents } from './support/events';
-import type { TestServer } from './support/httpServer';
 import { describeChanges, runLog } from './support/runLog';
 
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function server(...script: Parameters<typeof startEventLogServer>[0]): Promise<TestServer> {
-  const started = await startEventLogServer(script);
-  servers.push(started);
-  return started;
-}
+const server = eventLogServers();
 
 const run = answerRun();
 /** Events `from` to `to` (sequences, inclusive). */

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { afterEach } from 'vitest';
 import type { AgentEvent, AgentEventType } from '../../protocol/eventSchemas';
 import type { AgentProvider } from '../../providers/AgentProvider';
 import { AGENT_EVENT_TYPE_GROUPS, eventTypesOf } from '../../providers/eventTypeGroups';
@@ -63,6 +64,22 @@ export function startEventLogServer(
     count += 1;
     await handler?.(response, request);
   });
+}
+
+/**
+ * `startEventLogServer` for one test file: each server it starts is closed after each test.
+ * Call it at the top of the file, where vitest's `afterEach` registers.
+ */
+export function eventLogServers(): (...script: Parameters<typeof startEventLogServer>[0]) => Promise<TestServer> {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  return async (...script) => {
+    const started = await startEventLogServer(script);
+    servers.push(started);
+    return started;
+  };
 }
 
 const EVENT_TYPES: AgentEventType[] = eventTypesOf(

@@ -131,7 +131,7 @@ export function createRemoteRuntime(
     provider,
     runs,
     calls,
-    /** The next run the runtime starts (or the one started last, if `index` names it). */
+    /** The next run the runtime starts. */
     nextRun(): Promise<RemoteRun> {
       return new Promise((resolve) => waiting.push(resolve));
     },
