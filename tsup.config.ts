@@ -7,14 +7,17 @@ export default defineConfig({
     'providers-agui': 'providers/agui/index.ts',
     'providers-openai': 'providers/openai/index.ts',
     'providers-anthropic': 'providers/anthropic/index.ts',
+    'providers-agent-event': 'providers/agent-event/index.ts',
     transports: 'transports/index.ts',
     testing: 'providers/testing/index.ts',
     runtime: 'runtime/index.ts',
     checkpoint: 'checkpoint/index.ts',
     'checkpoint-node': 'checkpoint/node.ts',
     react: 'react/index.ts',
+    server: 'server/index.ts',
+    'server-redis': 'server/redis/index.ts',
   },
-  external: ['vitest', 'ws', '@ag-ui/core', 'react', 'idb-keyval'],
+  external: ['vitest', 'ws', '@ag-ui/core', 'react', 'idb-keyval', 'redis'],
   format: ['esm', 'cjs'],
   // One copy of each module across entries, in both formats: code that two entries share
   // goes to a chunk they both import, so `agentstate/providers` and `agentstate` see the

@@ -11,6 +11,7 @@ export default defineConfig({
       'react/**/*.test.tsx',
       'runtime/**/*.test.ts',
       'checkpoint/**/*.test.ts',
+      'server/**/*.test.ts',
       'tests/**/*.test.ts',
     ],
     // Type tests (`*.test-d.ts`, next to the code) run through tsc with the other tests:

@@ -1,0 +1,53 @@
+import type { AgentEvent } from '../protocol/eventSchemas';
+import type { AgentEventLog } from './AgentEventLog';
+
+/**
+ * Appends one run's events to the log in order, batching what arrives while an append is in
+ * flight into the next one: a stream's events arrive synchronously in bursts (one network
+ * read holds many), so a burst costs one round trip, not one per event. One append is in
+ * flight at a time, so the log keeps the run's order.
+ */
+export class EventAppender {
+  private pending: AgentEvent[] = [];
+  private flushing: Promise<void> | undefined;
+  private failure: unknown;
+
+  constructor(
+    private readonly log: AgentEventLog,
+    private readonly sessionId: string,
+    /** Told once when an append fails; the events of that batch and later ones are not in the log. */
+    private readonly onFailure: (error: unknown) => void,
+    /** Told after each batch is in the log. */
+    private readonly onAppended: () => void = () => {},
+  ) {}
+
+  push(event: AgentEvent): void {
+    if (this.failure !== undefined) return;
+    this.pending.push(event);
+    this.flushing ??= this.flushAll();
+  }
+
+  /** Resolves once everything pushed so far is in the log (or the log failed). */
+  async drain(): Promise<void> {
+    while (this.flushing !== undefined) await this.flushing;
+  }
+
+  private async flushAll(): Promise<void> {
+    // Let the rest of the current burst arrive first.
+    await Promise.resolve();
+    try {
+      while (this.pending.length > 0 && this.failure === undefined) {
+        const batch = this.pending;
+        this.pending = [];
+        await this.log.append(this.sessionId, batch);
+        this.onAppended();
+      }
+    } catch (error) {
+      this.failure = error;
+      this.pending = [];
+      this.onFailure(error);
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+}

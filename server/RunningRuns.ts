@@ -1,0 +1,177 @@
+import type { AgentState } from '../machines/agentState';
+import type { AgentCommand } from '../protocol/commandSchemas';
+import type { AgentEvent } from '../protocol/eventSchemas';
+import { AgentCommandError } from '../providers/AgentCommandError';
+import type { AgentRunContinuation, AnyAgentProvider } from '../providers/AgentProvider';
+import { runAgentCommand } from '../providers/runAgentCommand';
+import { type AgentReconnectOptions, runAgentProvider } from '../providers/runAgentProvider';
+import { toAgentErrorInfo } from '../providers/toAgentErrorInfo';
+import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
+import { EventAppender } from './EventAppender';
+
+/** One run this instance runs. */
+interface RunningRun {
+  provider: AnyAgentProvider;
+  controller: AbortController;
+  appender: EventAppender;
+  /** The sequence of the run's last event so far: a command's events come after it. */
+  lastSequence: number;
+  renewal: ReturnType<typeof setInterval>;
+  done: Promise<void>;
+}
+
+export interface StartRunOptions {
+  sessionId: string;
+  runId: string;
+  provider: AnyAgentProvider;
+  input: unknown;
+  history: AgentState;
+  continuation?: AgentRunContinuation | undefined;
+}
+
+export interface RunningRunsOptions {
+  log: AgentEventLog;
+  instanceId: string;
+  leaseMs: number;
+  reconnect?: false | AgentReconnectOptions | undefined;
+  now: () => number;
+  /** After a batch of a run's events is in the log. */
+  onAppended: (sessionId: string) => void;
+  /** After a run ended and its events are in the log. */
+  onRunEnded: (sessionId: string, runId: string) => Promise<void>;
+  /** A run or the log failed in a way no client sees as an event. */
+  onError: (error: unknown, context: { sessionId: string; runId: string }) => void;
+}
+
+const runKey = (sessionId: string, runId: string) => `${sessionId}\u0000${runId}`;
+
+/**
+ * The runs this host instance runs: each through `runAgentProvider` into the event log,
+ * holding the run's lease (renewed every third of `leaseMs`; a run whose lease is lost is
+ * aborted, as another instance may have ended it), and the commands for them.
+ */
+export class RunningRuns {
+  private readonly runs = new Map<string, RunningRun>();
+
+  constructor(private readonly options: RunningRunsOptions) {}
+
+  get size(): number {
+    return this.runs.size;
+  }
+
+  has(sessionId: string, runId: string): boolean {
+    return this.runs.has(runKey(sessionId, runId));
+  }
+
+  /** Starts a run whose lease this instance holds; it goes on until it ends, whoever listens. */
+  start(run: StartRunOptions): void {
+    const { log, instanceId, leaseMs } = this.options;
+    const { sessionId, runId } = run;
+    const key = runKey(sessionId, runId);
+    const controller = new AbortController();
+    const appender = new EventAppender(
+      log,
+      sessionId,
+      (error) => {
+        this.options.onError(error, { sessionId, runId });
+        controller.abort(error);
+      },
+      () => this.options.onAppended(sessionId),
+    );
+    const renewal = setInterval(() => {
+      log.renewRun(sessionId, runId, instanceId, leaseMs).then(
+        (held) => {
+          if (!held) controller.abort(new Error('The run lease was lost'));
+        },
+        (error) => this.options.onError(error, { sessionId, runId }),
+      );
+    }, leaseMs / 3);
+    const entry: RunningRun = {
+      provider: run.provider,
+      controller,
+      appender,
+      lastSequence: 0,
+      renewal,
+      done: Promise.resolve(),
+    };
+    entry.done = this.runToEnd(run, entry).finally(() => {
+      clearInterval(renewal);
+      this.runs.delete(key);
+    });
+    this.runs.set(key, entry);
+  }
+
+  /**
+   * Carries out a command for a run this instance runs. `run.cancel` on a provider that does
+   * not take it aborts the run, which ends `cancelled`.
+   */
+  async executeCommand(command: AgentCommand): Promise<AgentCommandOutcome> {
+    const run = this.runs.get(runKey(command.sessionId, command.runId));
+    if (run === undefined) {
+      return { status: 'failed', error: { code: 'run_ended', message: `Run "${command.runId}" is not running` } };
+    }
+    const declared = run.provider.capabilities.commands ?? [];
+    if (command.type === 'run.cancel' && !declared.includes('run.cancel')) {
+      run.controller.abort(command.payload.reason ?? 'cancelled');
+      return { status: 'accepted', events: [] };
+    }
+    const events: AgentEvent[] = [];
+    try {
+      await runAgentCommand({
+        provider: run.provider,
+        command,
+        initialSequence: run.lastSequence,
+        now: this.options.now,
+        onEvent: (event) => {
+          events.push(event);
+          run.lastSequence = event.sequence;
+          run.appender.push(event);
+        },
+      });
+    } catch (error) {
+      const code = AgentCommandError.isInstance(error) ? error.code : 'provider_error';
+      return { status: 'failed', error: { ...toAgentErrorInfo(error), code } };
+    }
+    await run.appender.drain();
+    return { status: 'accepted', events };
+  }
+
+  /** Aborts every run (they end `cancelled`) and waits for their events to reach the log. */
+  async close(): Promise<void> {
+    const runs = [...this.runs.values()];
+    for (const run of runs) run.controller.abort(new Error('The host is closing'));
+    await Promise.all(runs.map((run) => run.done));
+  }
+
+  private async runToEnd(run: StartRunOptions, entry: RunningRun): Promise<void> {
+    const { log, instanceId } = this.options;
+    const { sessionId, runId } = run;
+    try {
+      await runAgentProvider({
+        provider: run.provider,
+        input: run.input,
+        sessionId,
+        runId,
+        history: run.history,
+        ...(run.continuation === undefined ? {} : { continuation: run.continuation }),
+        signal: entry.controller.signal,
+        ...(this.options.reconnect === undefined ? {} : { reconnect: this.options.reconnect }),
+        now: this.options.now,
+        onEvent: (event) => {
+          entry.lastSequence = event.sequence;
+          entry.appender.push(event);
+        },
+      });
+    } catch (error) {
+      // The runner ended the run with its own events first; what is left is for the operator.
+      this.options.onError(error, { sessionId, runId });
+    }
+    await entry.appender.drain();
+    try {
+      await log.releaseRun(sessionId, runId, instanceId);
+      await this.options.onRunEnded(sessionId, runId);
+    } catch (error) {
+      this.options.onError(error, { sessionId, runId });
+    }
+  }
+}

@@ -1,0 +1,163 @@
+import type { AgentState } from '../machines/agentState';
+import { parseAgentState } from '../machines/agentStateSchema';
+import { type AgentStore, createAgentStore } from '../machines/createAgentStore';
+import type { AgentCommand } from '../protocol/commandSchemas';
+import type { AgentEventLog, AgentSessionSnapshot } from './AgentEventLog';
+import { AgentEventLogError } from './AgentEventLogError';
+import { AgentHostError } from './AgentHostError';
+
+const PAGE = 1000;
+
+interface SessionEntry {
+  store: AgentStore;
+  /** The log cursor of the last event the store applied; `undefined` before any. */
+  cursor: string | undefined;
+  /** Events applied since the last snapshot this entry saved. */
+  sinceSnapshot: number;
+  /** The sync in progress, which the next caller joins: one reader of the log per session. */
+  syncing: Promise<void> | undefined;
+  /** Whether the store has looked for the session's snapshot, which a new store starts from. */
+  started: boolean;
+  /** A `refresh` is waiting to read: later ones join it. */
+  refreshing: boolean;
+}
+
+/** A session's AgentState and the log cursor it is at. */
+export interface SessionStateAt {
+  state: AgentState;
+  cursor: string | undefined;
+}
+
+/**
+ * The host's AgentState of each session, a headless store fed from the event log in log
+ * order, so it is the same on every instance whatever instance ran which run. It reads only
+ * what was appended since it last looked. When the log trimmed entries it has not read, it
+ * starts again from the session's snapshot, and it saves a snapshot every
+ * `snapshotEvery` events so a trimmed log always has one to start from.
+ */
+export class SessionStates {
+  private readonly sessions = new Map<string, SessionEntry>();
+
+  constructor(
+    private readonly log: AgentEventLog,
+    private readonly options: { maxSessions: number; snapshotEvery: number },
+  ) {}
+
+  /** The session's state after everything appended so far. */
+  async sync(sessionId: string): Promise<SessionStateAt> {
+    const entry = this.entry(sessionId);
+    while (entry.syncing !== undefined) await entry.syncing;
+    entry.syncing = this.readNew(sessionId, entry).finally(() => {
+      entry.syncing = undefined;
+    });
+    await entry.syncing;
+    return { state: entry.store.getSnapshot(), cursor: entry.cursor };
+  }
+
+  /** Reads what was appended, in the background; calls made while one waits to read join it. */
+  refresh(sessionId: string, onError: (error: unknown) => void): void {
+    const entry = this.entry(sessionId);
+    if (entry.refreshing) return;
+    entry.refreshing = true;
+    const run = async () => {
+      while (entry.syncing !== undefined) await entry.syncing;
+      entry.refreshing = false;
+      await this.sync(sessionId);
+    };
+    run().catch((error) => {
+      entry.refreshing = false;
+      onError(error);
+    });
+  }
+
+  /** Whether the session's machines, as of everything appended so far, take the command now. */
+  async can(sessionId: string, command: AgentCommand): Promise<boolean> {
+    await this.sync(sessionId);
+    return this.entry(sessionId).store.can(command);
+  }
+
+  /** Saves the session's snapshot now (a run ended), when the store has read anything since the last one. */
+  async saveSnapshot(sessionId: string): Promise<void> {
+    const { state, cursor } = await this.sync(sessionId);
+    const entry = this.sessions.get(sessionId);
+    if (cursor === undefined || entry === undefined || entry.sinceSnapshot === 0) return;
+    entry.sinceSnapshot = 0;
+    await this.log.saveSnapshot(sessionId, { state, cursor });
+  }
+
+  destroy(): void {
+    for (const entry of this.sessions.values()) entry.store.destroy();
+    this.sessions.clear();
+  }
+
+  private entry(sessionId: string): SessionEntry {
+    let entry = this.sessions.get(sessionId);
+    if (entry !== undefined) {
+      // Least recently used last: a Map keeps insertion order.
+      this.sessions.delete(sessionId);
+      this.sessions.set(sessionId, entry);
+      return entry;
+    }
+    entry = {
+      store: createAgentStore(),
+      cursor: undefined,
+      sinceSnapshot: 0,
+      syncing: undefined,
+      started: false,
+      refreshing: false,
+    };
+    this.sessions.set(sessionId, entry);
+    if (this.sessions.size > this.options.maxSessions) {
+      const [oldestId, oldest] = this.sessions.entries().next().value as [string, SessionEntry];
+      if (oldest.syncing === undefined) {
+        oldest.store.destroy();
+        this.sessions.delete(oldestId);
+      }
+    }
+    return entry;
+  }
+
+  private async readNew(sessionId: string, entry: SessionEntry): Promise<void> {
+    if (!entry.started) {
+      // The log may have trimmed the session's first events: the snapshot holds them.
+      const snapshot = await this.log.loadSnapshot(sessionId);
+      if (snapshot !== undefined) this.startFrom(entry, snapshot);
+      entry.started = true;
+    }
+    for (;;) {
+      let page: Awaited<ReturnType<AgentEventLog['read']>>;
+      try {
+        page = await this.log.read(sessionId, { after: entry.cursor, limit: PAGE });
+      } catch (error) {
+        if (!AgentEventLogError.isInstance(error) || error.code !== 'cursor_expired') throw error;
+        await this.startFromSnapshot(sessionId, entry);
+        continue;
+      }
+      if (page.length === 0) return;
+      entry.store.batch(page.map((logEntry) => logEntry.event));
+      entry.cursor = (page[page.length - 1] as { cursor: string }).cursor;
+      entry.sinceSnapshot += page.length;
+      if (entry.sinceSnapshot >= this.options.snapshotEvery) {
+        entry.sinceSnapshot = 0;
+        await this.log.saveSnapshot(sessionId, { state: entry.store.getSnapshot(), cursor: entry.cursor });
+      }
+      if (page.length < PAGE) return;
+    }
+  }
+
+  /** The log no longer holds what comes after this entry's cursor: the snapshot carries the session on. */
+  private async startFromSnapshot(sessionId: string, entry: SessionEntry): Promise<void> {
+    const snapshot = await this.log.loadSnapshot(sessionId);
+    const stale = snapshot === undefined || (entry.cursor !== undefined && snapshot.cursor === entry.cursor);
+    if (stale) {
+      throw new AgentHostError('unavailable', `The event log of session "${sessionId}" was trimmed past its snapshot`);
+    }
+    this.startFrom(entry, snapshot);
+  }
+
+  private startFrom(entry: SessionEntry, snapshot: AgentSessionSnapshot): void {
+    entry.store.reset(parseAgentState(snapshot.state));
+    entry.cursor = snapshot.cursor;
+    entry.sinceSnapshot = 0;
+  }
+}

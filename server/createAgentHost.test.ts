@@ -1,0 +1,309 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAgentStore } from '../machines/createAgentStore';
+import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
+import type { AgentEvent } from '../protocol/eventSchemas';
+import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
+import type { LocalAgentScript } from '../providers/local/localAgentChunks';
+import { runEvents } from '../tests/support/events';
+import { postJson, readEvents, type ServedHost, serveHost } from '../tests/support/hostClient';
+import type { AgentEventLog } from './AgentEventLog';
+import { type AgentHost, type AgentHostOptions, createAgentHost } from './createAgentHost';
+import { createMemoryEventLog } from './createMemoryEventLog';
+
+const answer: LocalAgentScript = { steps: [{ type: 'text', deltas: ['The ', 'log ', 'is ', 'clean.'] }] };
+const approvalInRun: LocalAgentScript = {
+  steps: [
+    { type: 'approval', description: 'Deploy?', waitFor: 'command' },
+    { type: 'text', deltas: ['Deployed.'] },
+  ],
+};
+const stalls: LocalAgentScript = { steps: [{ type: 'text', deltas: ['Working'] }, { type: 'stall' }] };
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function start(
+  options: Partial<AgentHostOptions> = {},
+): Promise<{ host: AgentHost; served: ServedHost; base: (sessionId: string) => string }> {
+  const host = createAgentHost({
+    providers: {
+      answer: createLocalAgentProvider({ script: answer }),
+      approval: createLocalAgentProvider({ script: approvalInRun }),
+      stall: createLocalAgentProvider({ script: stalls }),
+      big: createLocalAgentProvider({
+        script: {
+          steps: [{ type: 'text', deltas: Array.from({ length: 1_200 }, (_, i) => `${i}:${'x'.repeat(8_000)}`) }],
+        },
+      }),
+    },
+    heartbeatMs: 200,
+    onError: () => {},
+    ...options,
+  });
+  const served = await serveHost(host.fetch);
+  cleanups.push(async () => {
+    await served.close();
+    await host.close();
+  });
+  return { host, served, base: (sessionId) => `${served.url}/sessions/${sessionId}` };
+}
+
+const isTerminal = (frames: { data: string; event?: string | undefined }[]) =>
+  frames.some((frame) => /"type":"run\.(completed|failed|cancelled)"/.test(frame.data));
+
+/** Replays events into a fresh store: what a client that read them holds. */
+function replay(events: readonly AgentEvent[]) {
+  const store = createAgentStore();
+  store.batch(events);
+  return store.getSnapshot();
+}
+
+describe('createAgentHost over node:http', () => {
+  it('starts a run at once and streams its events with cursors; the state endpoint equals a replay', async () => {
+    const { base } = await start();
+    const started = await postJson(`${base('s1')}/runs`, { provider: 'answer', input: { prompt: 'Check the log' } });
+    expect(started.status).toBe(202);
+    expect(started.body.cursor).toBeNull();
+    const runId = started.body.runId as string;
+
+    const read = await readEvents(`${base('s1')}/events?runId=${runId}`, { stop: isTerminal });
+    expect(read.status).toBe(200);
+    expect(read.events.map((event) => event.type)).toEqual([
+      'run.started',
+      'message.started',
+      'message.completed',
+      'message.started',
+      'message.delta',
+      'message.delta',
+      'message.delta',
+      'message.delta',
+      'message.completed',
+      'run.completed',
+    ]);
+    expect(read.events.every((event) => event.runId === runId && event.sessionId === 's1')).toBe(true);
+    expect(read.frames.map((frame) => frame.id)).toEqual(read.events.map((_, index) => String(index + 1)));
+
+    const state = await (await fetch(`${base('s1')}/state`)).json();
+    expect(state.cursor).toBe(String(read.events.length));
+    expect(state.state).toEqual(JSON.parse(JSON.stringify(replay(read.events))));
+    expect(state.state.runs[runId].status).toBe('completed');
+  });
+
+  it('streams the whole session, runs started by the server included, then follows live', async () => {
+    const { host, base } = await start();
+    const first = await host.startRun('s2', { provider: 'answer', input: { prompt: 'one' }, runId: 'server-run' });
+    expect(first).toEqual({ runId: 'server-run', cursor: null });
+    const done = readEvents(`${base('s2')}/events?runId=server-run`, { stop: isTerminal });
+    const firstRun = await done;
+    const second = await postJson(`${base('s2')}/runs`, { provider: 'answer', input: { prompt: 'two' }, runId: 'r2' });
+    expect(second.body).toEqual({ runId: 'r2', cursor: firstRun.frames.at(-1)?.id });
+
+    const all = await readEvents(`${base('s2')}/events`, {
+      stop: (frames) => frames.filter((frame) => /run\.completed/.test(frame.data)).length === 2,
+    });
+    expect(all.events.filter((event) => event.type === 'run.started').map((event) => event.runId)).toEqual([
+      'server-run',
+      'r2',
+    ]);
+    const cursors = all.frames.map((frame) => Number(frame.id));
+    expect(cursors).toEqual(cursors.map((_, index) => index + 1));
+  });
+
+  it('resumes after Last-Event-ID (or ?after=) with nothing missed and nothing twice', async () => {
+    const { host, base } = await start();
+    await host.startRun('s3', { provider: 'answer', input: { prompt: 'x' }, runId: 'r1' });
+    const whole = await readEvents(`${base('s3')}/events?runId=r1`, { stop: isTerminal });
+    const head = await readEvents(`${base('s3')}/events?runId=r1`, { stop: (frames) => frames.length === 4 });
+    const tail = await readEvents(`${base('s3')}/events?runId=r1`, {
+      headers: { 'last-event-id': head.frames.at(-1)?.id as string },
+      stop: isTerminal,
+    });
+    expect([...head.events, ...tail.events]).toEqual(whole.events);
+    const byQuery = await readEvents(`${base('s3')}/events?runId=r1&after=4`, { stop: isTerminal });
+    expect(byQuery.events).toEqual(tail.events);
+  });
+
+  it('answers bad requests with a JSON code and message, never a stack', async () => {
+    const { served, base } = await start();
+    const cases: Array<[Promise<{ status: number; body: Record<string, unknown> }>, number, string]> = [
+      [postJson(`${base('s4')}/runs`, { provider: 'nope', input: {} }), 404, 'unknown_provider'],
+      [postJson(`${base('s4')}/runs`, '{"provider": ', {}), 400, 'invalid_request'],
+      [postJson(`${base('s4')}/runs`, { provider: 'answer', input: {}, extra: 1 }), 400, 'invalid_request'],
+      [postJson(`${base('s4')}/commands`, { type: 'run.cancel' }), 400, 'invalid_command'],
+      [postJson(`${served.url}/elsewhere`, {}), 404, 'not_found'],
+      [postJson(`${base('s4')}/state`, {}), 405, 'method_not_allowed'],
+    ];
+    for (const [request, status, code] of cases) {
+      const { status: actual, body } = await request;
+      expect({ actual, code: (body.error as { code: string }).code }).toEqual({ actual: status, code });
+      expect(JSON.stringify(body)).not.toMatch(/\n\s+at |\.ts:\d/);
+    }
+    await postJson(`${base('s4')}/runs`, { provider: 'answer', input: {}, runId: 'taken' });
+    const again = await postJson(`${base('s4')}/runs`, { provider: 'answer', input: {}, runId: 'taken' });
+    expect([again.status, (again.body.error as { code: string }).code]).toEqual([409, 'run_exists']);
+    const badCursor = await fetch(`${base('s4')}/events`, { headers: { 'last-event-id': 'zzz' } });
+    expect([badCursor.status, (await badCursor.json()).error.code]).toEqual([422, 'invalid_cursor']);
+  });
+
+  it('refuses a cursor the log trimmed with 410 cursor_expired, and serves the state from its snapshot', async () => {
+    const log = createMemoryEventLog({ maxEntriesPerSession: 12 });
+    const { host, base } = await start({ eventLog: log });
+    for (const runId of ['r1', 'r2']) {
+      await host.startRun('s5', { provider: 'answer', input: {}, runId });
+      const read = await readEvents(`${base('s5')}/events?runId=${runId}`, { stop: isTerminal });
+      expect(read.events.at(-1)?.type).toBe('run.completed');
+    }
+    const expired = await fetch(`${base('s5')}/events`, { headers: { 'last-event-id': '1' } });
+    expect([expired.status, (await expired.json()).error.code]).toEqual([410, 'cursor_expired']);
+    // A second host over the same log has never seen the session: it starts from the snapshot.
+    const other = createAgentHost({ providers: {}, eventLog: log, onError: () => {} });
+    cleanups.push(() => other.close());
+    const { state, cursor } = await other.getState('s5');
+    expect(cursor).toBe('20');
+    expect([state.runs.r1?.status, state.runs.r2?.status]).toEqual(['completed', 'completed']);
+    expect(state).toEqual((await host.getState('s5')).state);
+  });
+
+  it('calls authorize on every endpoint with its action, and refuses with 403', async () => {
+    const calls: string[] = [];
+    const { base } = await start({
+      authorize: (request, { sessionId, action }) => {
+        calls.push(`${action}:${sessionId}`);
+        return request.headers.get('authorization') === `Bearer ${sessionId}`;
+      },
+    });
+    const token = { authorization: 'Bearer s6' };
+    const started = await postJson(`${base('s6')}/runs`, { provider: 'answer', input: {} }, token);
+    expect(started.status).toBe(202);
+    const stolen = await postJson(`${base('s7')}/runs`, { provider: 'answer', input: {} }, token);
+    expect([stolen.status, (stolen.body.error as { code: string }).code]).toEqual([403, 'forbidden']);
+    expect((await readEvents(`${base('s7')}/events`, { headers: token })).status).toBe(403);
+    expect((await fetch(`${base('s7')}/state`, { headers: token })).status).toBe(403);
+    const command = createAgentCommandFactory({ sessionId: 's7', runId: started.body.runId as string }).create(
+      'run.cancel',
+      {},
+    );
+    expect((await postJson(`${base('s7')}/commands`, command, token)).status).toBe(403);
+    // Authorised for s6, a command naming s7 is refused all the same.
+    const crossing = await postJson(`${base('s6')}/commands`, command, token);
+    expect([crossing.status, (crossing.body.error as { code: string }).code]).toEqual([403, 'session_mismatch']);
+    expect(calls).toEqual(['run:s6', 'run:s7', 'read:s7', 'state:s7', 'command:s7', 'command:s6']);
+  });
+});
+
+describe('commands', () => {
+  it('resolves an approval the run waits on; the same key again returns the first outcome, once', async () => {
+    const { base } = await start();
+    const { body } = await postJson(`${base('c1')}/runs`, { provider: 'approval', input: {} });
+    const runId = body.runId as string;
+    const waiting = await readEvents(`${base('c1')}/events?runId=${runId}`, {
+      stop: (frames) => frames.some((frame) => frame.data.includes('"approval.requested"')),
+    });
+    const requested = waiting.events.find((event) => event.type === 'approval.requested') as AgentEvent;
+    const approvalId = (requested.payload as { approvalId: string }).approvalId;
+    const command = createAgentCommandFactory({ sessionId: 'c1', runId }).create('approval.resolve', {
+      approvalId,
+      decision: 'approved',
+    });
+    const first = await postJson(`${base('c1')}/commands`, command);
+    expect(first.status).toBe(200);
+    const repeated = await postJson(`${base('c1')}/commands`, command);
+    expect(repeated).toEqual(first);
+    const conflicting = await postJson(`${base('c1')}/commands`, {
+      ...command,
+      payload: { approvalId, decision: 'rejected' },
+    });
+    expect([conflicting.status, (conflicting.body.error as { code: string }).code]).toEqual([
+      409,
+      'idempotency_conflict',
+    ]);
+
+    const all = await readEvents(`${base('c1')}/events?runId=${runId}`, { stop: isTerminal });
+    expect(all.events.filter((event) => event.type === 'approval.resolved')).toHaveLength(1);
+    expect(all.events.at(-1)?.type).toBe('run.completed');
+    const { state } = await (await fetch(`${base('c1')}/state`)).json();
+    expect(Object.values(state.approvals as Record<string, { decision: string }>)[0]?.decision).toBe('approved');
+  });
+
+  it('cancels a running run, and refuses commands for runs that ended or never were', async () => {
+    const { base } = await start();
+    const { body } = await postJson(`${base('c2')}/runs`, { provider: 'stall', input: {} });
+    const runId = body.runId as string;
+    await readEvents(`${base('c2')}/events?runId=${runId}`, { stop: (frames) => frames.length >= 3 });
+    const commands = createAgentCommandFactory({ sessionId: 'c2', runId });
+    const cancel = await postJson(`${base('c2')}/commands`, commands.create('run.cancel', { reason: 'user' }));
+    expect(cancel.status).toBe(200);
+    const all = await readEvents(`${base('c2')}/events?runId=${runId}`, { stop: isTerminal });
+    expect(all.events.at(-1)?.type).toBe('run.cancelled');
+
+    const late = await postJson(`${base('c2')}/commands`, commands.create('run.cancel', {}));
+    expect([late.status, (late.body.error as { code: string }).code]).toEqual([409, 'run_ended']);
+    const ghost = createAgentCommandFactory({ sessionId: 'c2', runId: 'ghost' }).create('run.cancel', {});
+    const unknown = await postJson(`${base('c2')}/commands`, ghost);
+    expect([unknown.status, (unknown.body.error as { code: string }).code]).toEqual([404, 'unknown_run']);
+  });
+
+  it('forwards a command to the instance that runs the run, through the shared log', async () => {
+    const log = createMemoryEventLog();
+    const a = await start({ eventLog: log, instanceId: 'a' });
+    const b = await start({ eventLog: log, instanceId: 'b' });
+    const { body } = await postJson(`${a.base('c3')}/runs`, { provider: 'stall', input: {} });
+    const runId = body.runId as string;
+    await readEvents(`${b.base('c3')}/events?runId=${runId}`, { stop: (frames) => frames.length >= 3 });
+    const cancel = createAgentCommandFactory({ sessionId: 'c3', runId }).create('run.cancel', {});
+    expect((await postJson(`${b.base('c3')}/commands`, cancel)).status).toBe(200);
+    const all = await readEvents(`${b.base('c3')}/events?runId=${runId}`, { stop: isTerminal });
+    expect(all.events.at(-1)?.type).toBe('run.cancelled');
+  });
+});
+
+describe('runs whose instance is gone, and slow readers', () => {
+  it('fails a run whose lease expired with host_lost, once, and ends its readers', async () => {
+    const log: AgentEventLog = createMemoryEventLog();
+    const { host, base } = await start({ eventLog: log, runLeaseMs: 300, heartbeatMs: 100 });
+    // A "dead" instance: it took the lease, wrote the run's first events, and stopped renewing.
+    await log.claimRun('g1', 'r1', 'dead-instance', 300);
+    const factory = runEvents('r1', 'g1');
+    const events = [
+      factory.create('run.started', {}),
+      factory.create('message.started', { messageId: 'm1', role: 'assistant' }),
+      factory.create('message.delta', { messageId: 'm1', delta: 'Half' }),
+    ];
+    await log.append('g1', events);
+    const read = await readEvents(`${base('g1')}/events?runId=r1`, { stop: isTerminal, timeoutMs: 5_000 });
+    expect(read.events.slice(3).map((event) => event.type)).toEqual(['message.failed', 'run.failed']);
+    expect(read.events.at(-1)?.payload).toMatchObject({ error: { code: 'host_lost' } });
+    const { state } = await host.getState('g1');
+    expect(state.runs.r1?.status).toBe('failed');
+    expect(await log.runOwner('g1', 'r1')).toEqual({ state: 'ended' });
+  });
+
+  it('drops a reader that stops reading, with its cursor; it resumes from there and misses nothing', async () => {
+    const { host, base } = await start({ slowReaderMs: 300, maxQueuedPages: 1, pageSize: 8 });
+    await host.startRun('b1', { provider: 'big', input: {}, runId: 'r1' });
+    const response = await fetch(`${base('b1')}/events?runId=r1`);
+    const reader = response.body?.getReader() as ReadableStreamDefaultReader<Uint8Array>;
+    // Read a little, then stall long enough for the host to give up on this reader.
+    let text = new TextDecoder().decode((await reader.read()).value);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value, { stream: true });
+    }
+    const dropped = /event: dropped\ndata: (.*)\n/.exec(text);
+    expect(dropped).not.toBeNull();
+    const { cursor } = JSON.parse(dropped?.[1] as string) as { cursor: string };
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((match) => match[1]);
+    expect(ids.at(-1)).toBe(cursor);
+    const rest = await readEvents(`${base('b1')}/events?runId=r1`, {
+      headers: { 'last-event-id': cursor },
+      stop: isTerminal,
+      timeoutMs: 20_000,
+    });
+    expect(Number(rest.frames[0]?.id)).toBe(Number(cursor) + 1);
+    expect(rest.events.at(-1)?.type).toBe('run.completed');
+  });
+});

@@ -1,0 +1,438 @@
+import type { AgentState } from '../machines/agentState';
+import type { AgentCommand } from '../protocol/commandSchemas';
+import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
+import { parseAgentCommand } from '../protocol/parseAgentEvent';
+import { randomId } from '../protocol/randomId';
+import { type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
+import { AgentRunTracker } from '../providers/AgentRunTracker';
+import type { AgentReconnectOptions } from '../providers/runAgentProvider';
+import type { AgentCommandOutcome, AgentEventLog, AgentEventLogEntry } from './AgentEventLog';
+import { AgentEventLogError } from './AgentEventLogError';
+import {
+  AGENT_HOST_ERROR_STATUS,
+  AgentHostError,
+  type AgentHostErrorCode,
+  errorResponse,
+  jsonResponse,
+} from './AgentHostError';
+import { createEventStream } from './createEventStream';
+import { createMemoryEventLog } from './createMemoryEventLog';
+import {
+  type AgentHostRunRequest,
+  parseRunRequest,
+  readJsonBody,
+  routeOf,
+  stableJson,
+  toContinuation,
+} from './hostRequests';
+import { RunningRuns } from './RunningRuns';
+import { SessionStates } from './SessionStates';
+
+/** A provider the host runs, by name; `parseInput` checks (and may transform) a client's input first. */
+export type AgentHostProvider =
+  | AnyAgentProvider
+  | { provider: AnyAgentProvider; parseInput: (input: unknown) => unknown };
+
+/** What a request asks to do, for `authorize`. */
+export interface AgentHostAccess {
+  sessionId: string;
+  /** `run`: start a run; `read`: follow events; `command`: send a command; `state`: read the state. */
+  action: 'run' | 'read' | 'command' | 'state';
+}
+
+export interface AgentHostOptions {
+  /** The providers clients may start runs with, by the name they give in `POST /runs`. */
+  providers: Readonly<Record<string, AgentHostProvider>>;
+  /** Default: `createMemoryEventLog()`, one process only. Share a Redis log between instances. */
+  eventLog?: AgentEventLog;
+  /**
+   * Called before every request is handled: `false` refuses it (`403 forbidden`); throw an
+   * `AgentHostError` to answer with another code (`forbidden` with your message, say).
+   * Default: everything is allowed, so give one in production.
+   */
+  authorize?: (request: Request, access: AgentHostAccess) => boolean | Promise<boolean>;
+  now?: () => number;
+  /** This instance's name in run leases and signals. Default: a random id. */
+  instanceId?: string;
+  /** The path the host is mounted at (`/api/agent`); requests outside it are `404`. Default `''`. */
+  basePath?: string;
+  /** How long a run's lease lasts without renewal; an instance that dies loses its runs after it. Default 15 000 ms. */
+  runLeaseMs?: number;
+  /** A keep-alive comment after this much silence on an event stream. Default 15 000 ms. */
+  heartbeatMs?: number;
+  /** How long a command waits for the instance that runs its run. Default 10 000 ms. */
+  commandTimeoutMs?: number;
+  /** How long a command's idempotency record lives. Default 24 h. */
+  commandRecordMs?: number;
+  /** Events read from the log at once for a reader. Default 256. */
+  pageSize?: number;
+  /** Pages queued for a reader that does not read before the host stops reading for it. Default 4. */
+  maxQueuedPages?: number;
+  /** A reader whose queue stays full this long is dropped with its cursor. Default 30 000 ms. */
+  slowReaderMs?: number;
+  /** Largest request body. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Sessions whose state the instance keeps in memory. Default 1 000. */
+  maxCachedSessions?: number;
+  /** Reconnecting upstream streams that break (see `runAgentProvider`). */
+  reconnect?: false | AgentReconnectOptions;
+  /** Errors no client sees as an event (the log failed, a provider broke its contract). Default `console.error`. */
+  onError?: (error: unknown, context: { sessionId: string; runId?: string }) => void;
+}
+
+/** A session's AgentState and the cursor of the last event in it. */
+export interface AgentHostState {
+  state: AgentState;
+  cursor: string | null;
+}
+
+export interface AgentHost {
+  /** Handles one request of the HTTP API (see docs/server.md); never throws. */
+  fetch(request: Request): Promise<Response>;
+  /** Starts a run from the server itself (no request, no `authorize`): every client of the session sees it. */
+  startRun(sessionId: string, request: AgentHostRunRequest): Promise<{ runId: string; cursor: string | null }>;
+  /** The session's state now and its cursor. */
+  getState(sessionId: string): Promise<AgentHostState>;
+  /** Executes a command as `POST /commands` does, idempotent by its key. */
+  executeCommand(command: AgentCommand): Promise<AgentCommandOutcome>;
+  readonly instanceId: string;
+  /** Stops taking requests, cancels the runs this instance runs, and waits for their events to reach the log. */
+  close(): Promise<void>;
+}
+
+const COMMAND_ERROR_CODES: Readonly<Record<string, AgentHostErrorCode>> = {
+  invalid_command: 'invalid_command',
+  unsupported_capability: 'unsupported_capability',
+  protocol_error: 'provider_error',
+  interrupted: 'timeout',
+};
+
+/** The HTTP answer to a command's outcome. */
+function outcomeResponse(outcome: AgentCommandOutcome): Response {
+  if (outcome.status === 'accepted') return jsonResponse({ status: 'accepted', events: outcome.events });
+  const { code = 'provider_error', message } = outcome.error;
+  const hostCode: AgentHostErrorCode =
+    code in AGENT_HOST_ERROR_STATUS ? (code as AgentHostErrorCode) : (COMMAND_ERROR_CODES[code] ?? 'provider_error');
+  return errorResponse(new AgentHostError(hostCode, message));
+}
+
+const failed = (code: AgentHostErrorCode, message: string): AgentCommandOutcome => ({
+  status: 'failed',
+  error: { code, message },
+});
+
+/** The log's refusals as host errors: a cursor problem keeps its code, a storage failure is `unavailable`. */
+function fromLogError(error: unknown): unknown {
+  if (!AgentEventLogError.isInstance(error)) return error;
+  if (error.code === 'invalid_cursor' || error.code === 'cursor_expired')
+    return new AgentHostError(error.code, error.message);
+  return new AgentHostError('unavailable', 'The event log is unavailable');
+}
+
+/**
+ * Runs provider runs on a backend and serves them over HTTP: a run started by any client
+ * (or by the server) is written to the event log, one event at a time in order, and every
+ * client of the session reads it as server-sent events it can resume from any instance.
+ * The handlers take and return web `Request`/`Response`, for Hono, Next.js route handlers
+ * or Fastify as they are, and for `node:http` through `toNodeHandler`.
+ *
+ * @example
+ * import { createServer } from 'node:http';
+ * import { createAgentHost, toNodeHandler } from 'agentstate/server';
+ * import { createOpenAICompatibleAgentProvider } from 'agentstate/providers/openai';
+ *
+ * const host = createAgentHost({
+ *   providers: { assistant: createOpenAICompatibleAgentProvider({ baseURL, apiKey, model }) },
+ *   authorize: (request, { sessionId }) => ownsSession(request, sessionId),
+ * });
+ * createServer(toNodeHandler(host.fetch)).listen(8787, '127.0.0.1');
+ */
+export function createAgentHost(options: AgentHostOptions): AgentHost {
+  const ownsLog = options.eventLog === undefined;
+  const log = options.eventLog ?? createMemoryEventLog();
+  const now = options.now ?? Date.now;
+  const instanceId = options.instanceId ?? randomId();
+  const basePath = (options.basePath ?? '').replace(/\/+$/, '');
+  const leaseMs = options.runLeaseMs ?? 15_000;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const commandTimeoutMs = options.commandTimeoutMs ?? 10_000;
+  const commandRecordMs = options.commandRecordMs ?? 86_400_000;
+  const pageSize = options.pageSize ?? 256;
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
+  const onError =
+    options.onError ??
+    ((error: unknown, context: { sessionId: string; runId?: string }) => {
+      console.error('agentstate host:', context, error);
+    });
+  const sessions = new SessionStates(log, { maxSessions: options.maxCachedSessions ?? 1000, snapshotEvery: 1000 });
+  const runs = new RunningRuns({
+    log,
+    instanceId,
+    leaseMs,
+    reconnect: options.reconnect,
+    now,
+    // The session's state follows the log as the run writes it, so its snapshots are taken
+    // before the log's bound trims what they hold.
+    onAppended: (sessionId) => sessions.refresh(sessionId, (error) => onError(error, { sessionId })),
+    onRunEnded: (sessionId) => sessions.saveSnapshot(sessionId),
+    onError,
+  });
+  /** When each session was last checked for runs whose instance is gone. */
+  const orphansCheckedAt = new Map<string, number>();
+  let closed = false;
+
+  const listening = log.listen(instanceId, (signal) => {
+    if (signal.type !== 'command') return;
+    const { command } = signal;
+    executeHere(command)
+      .then((outcome) => log.settleCommand(command.sessionId, command.idempotencyKey, outcome, commandRecordMs))
+      .catch((error) => onError(error, { sessionId: command.sessionId, runId: command.runId }));
+  });
+  // A log that cannot listen fails the requests that need it, not the process.
+  listening.catch(() => {});
+
+  function resolveProvider(name: string): { provider: AnyAgentProvider; parseInput?: (input: unknown) => unknown } {
+    const entry = Object.hasOwn(options.providers, name) ? options.providers[name] : undefined;
+    if (entry === undefined) throw new AgentHostError('unknown_provider', `No provider named "${name}"`);
+    return isAgentProvider(entry) ? { provider: entry } : entry;
+  }
+
+  async function startRun(sessionId: string, request: AgentHostRunRequest) {
+    if (closed) throw new AgentHostError('unavailable', 'The host is closing');
+    const { provider, parseInput } = resolveProvider(request.provider);
+    let input = request.input;
+    if (parseInput !== undefined) {
+      try {
+        input = parseInput(input);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : 'refused';
+        throw new AgentHostError('invalid_input', `Invalid input for "${request.provider}": ${reason}`);
+      }
+    }
+    const runId = request.runId ?? randomId();
+    const { state, cursor } = await sessions.sync(sessionId);
+    if (Object.hasOwn(state.runs, runId)) throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
+    const continued = request.continuation?.runId;
+    if (continued !== undefined && !Object.hasOwn(state.runs, continued)) {
+      throw new AgentHostError('invalid_request', `The continued run "${continued}" is not a run of this session`);
+    }
+    if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) {
+      throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
+    }
+    runs.start({ sessionId, runId, provider, input, history: state, continuation: toContinuation(request) });
+    return { runId, cursor: cursor ?? null };
+  }
+
+  async function getState(sessionId: string): Promise<AgentHostState> {
+    const { state, cursor } = await sessions.sync(sessionId);
+    return { state, cursor: cursor ?? null };
+  }
+
+  /**
+   * Ends a run whose instance is gone (its lease expired before the run ended): its open
+   * entities fail and it fails with `host_lost`, once, by whichever instance takes its lease.
+   */
+  async function reap(sessionId: string, runId: string): Promise<void> {
+    const { state } = await sessions.sync(sessionId);
+    if (state.runs[runId]?.status !== 'running') return;
+    if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) return;
+    try {
+      const { state: latest } = await sessions.sync(sessionId);
+      if (latest.runs[runId]?.status !== 'running') return;
+      const tracker = new AgentRunTracker();
+      tracker.resume(runId, latest);
+      const events = createAgentEventFactory({
+        sessionId,
+        runId,
+        initialSequence: latest.lastSequenceByRun[runId] ?? 0,
+        now,
+      });
+      await log.append(
+        sessionId,
+        tracker.close(events, {
+          type: 'failed',
+          error: { code: 'host_lost', message: 'The host instance running this run stopped before it ended' },
+        }),
+      );
+    } finally {
+      await log.releaseRun(sessionId, runId, instanceId);
+    }
+  }
+
+  /** Reaps the session's runs whose instance is gone, at most once per half heartbeat per session. */
+  async function reapOrphans(sessionId: string, runId?: string): Promise<void> {
+    const at = now();
+    if (at - (orphansCheckedAt.get(sessionId) ?? Number.NEGATIVE_INFINITY) < heartbeatMs / 2) return;
+    orphansCheckedAt.set(sessionId, at);
+    const { state } = await sessions.sync(sessionId);
+    const candidates = runId !== undefined ? [runId] : Object.keys(state.runs);
+    for (const candidate of candidates) {
+      if (state.runs[candidate]?.status !== 'running' || runs.has(sessionId, candidate)) continue;
+      const owner = await log.runOwner(sessionId, candidate);
+      if (owner.state === 'unowned') await reap(sessionId, candidate);
+    }
+  }
+
+  /** A command for a run this instance runs, checked against the session's machines first. */
+  async function executeHere(command: AgentCommand): Promise<AgentCommandOutcome> {
+    if (!runs.has(command.sessionId, command.runId)) {
+      return failed('run_ended', `Run "${command.runId}" is not running`);
+    }
+    if (command.type !== 'run.cancel' && !(await sessions.can(command.sessionId, command))) {
+      return failed('invalid_command', `The ${command.type} command does not apply to the run's state now`);
+    }
+    return runs.executeCommand(command);
+  }
+
+  /** Executes a command where its run runs; `settled` when another instance already recorded the outcome. */
+  async function route(command: AgentCommand): Promise<{ outcome: AgentCommandOutcome; settled: boolean }> {
+    const { sessionId, runId } = command;
+    const owner = await log.runOwner(sessionId, runId);
+    if (owner.state === 'owned' && owner.owner === instanceId)
+      return { outcome: await executeHere(command), settled: false };
+    if (owner.state === 'owned') {
+      await log.signal(owner.owner, { type: 'command', command });
+      const record = await log.awaitCommand(sessionId, command.idempotencyKey, { timeoutMs: commandTimeoutMs });
+      if (record?.status === 'settled') return { outcome: record.outcome, settled: true };
+      const after = await log.runOwner(sessionId, runId);
+      if (after.state === 'unowned') {
+        await reap(sessionId, runId);
+        return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
+      }
+      return {
+        outcome: failed('timeout', `The instance running run "${runId}" did not answer in time`),
+        settled: false,
+      };
+    }
+    const { state } = await sessions.sync(sessionId);
+    const run = state.runs[runId];
+    if (run === undefined) return { outcome: failed('unknown_run', `Session has no run "${runId}"`), settled: false };
+    if (owner.state === 'unowned' && run.status === 'running') {
+      await reap(sessionId, runId);
+      return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
+    }
+    return { outcome: failed('run_ended', `Run "${runId}" has ended (${run.status})`), settled: false };
+  }
+
+  async function executeCommand(command: AgentCommand): Promise<AgentCommandOutcome> {
+    const { sessionId, idempotencyKey } = command;
+    const fingerprint = stableJson({ type: command.type, runId: command.runId, payload: command.payload });
+    const existing = await log.claimCommand(sessionId, idempotencyKey, fingerprint, commandRecordMs);
+    if (existing !== undefined) {
+      if (existing.fingerprint !== fingerprint) {
+        return failed('idempotency_conflict', `The key "${idempotencyKey}" was used for a different command`);
+      }
+      const record =
+        existing.status === 'settled'
+          ? existing
+          : await log.awaitCommand(sessionId, idempotencyKey, { timeoutMs: commandTimeoutMs });
+      if (record?.status === 'settled') return record.outcome;
+      return failed('timeout', `The first request with the key "${idempotencyKey}" has not finished`);
+    }
+    const { outcome, settled } = await route(command);
+    if (!settled) await log.settleCommand(sessionId, idempotencyKey, outcome, commandRecordMs);
+    return outcome;
+  }
+
+  async function authorize(request: Request, access: AgentHostAccess): Promise<void> {
+    if (options.authorize === undefined) return;
+    if ((await options.authorize(request, access)) !== true) {
+      throw new AgentHostError('forbidden', `Not allowed to ${access.action} in this session`);
+    }
+  }
+
+  async function streamEvents(request: Request, sessionId: string): Promise<Response> {
+    const url = new URL(request.url);
+    const after = request.headers.get('last-event-id') ?? url.searchParams.get('after') ?? undefined;
+    const runId = url.searchParams.get('runId') ?? undefined;
+    let firstPage: readonly AgentEventLogEntry[];
+    try {
+      firstPage = await log.read(sessionId, { after: after === '' ? undefined : after, limit: pageSize });
+    } catch (error) {
+      throw fromLogError(error);
+    }
+    if (runId !== undefined && !runs.has(sessionId, runId)) {
+      const owner = await log.runOwner(sessionId, runId);
+      if (owner.state === 'unowned' && (await getState(sessionId)).state.runs[runId] === undefined) {
+        throw new AgentHostError('unknown_run', `Session has no run "${runId}"`);
+      }
+    }
+    const body = createEventStream({
+      log,
+      sessionId,
+      after: after === '' ? undefined : after,
+      firstPage,
+      runId,
+      pageSize,
+      maxQueuedChunks: options.maxQueuedPages ?? 4,
+      heartbeatMs,
+      slowReaderMs: options.slowReaderMs ?? 30_000,
+      onIdle: () => reapOrphans(sessionId, runId),
+      now,
+    });
+    return new Response(body, {
+      status: 200,
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+      },
+    });
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    if (closed) throw new AgentHostError('unavailable', 'The host is closing');
+    const { sessionId, endpoint } = routeOf(request, basePath);
+    if (endpoint === 'runs') {
+      await authorize(request, { sessionId, action: 'run' });
+      const started = await startRun(sessionId, parseRunRequest(await readJsonBody(request, maxBodyBytes)));
+      return jsonResponse(started, 202);
+    }
+    if (endpoint === 'events') {
+      await authorize(request, { sessionId, action: 'read' });
+      return streamEvents(request, sessionId);
+    }
+    if (endpoint === 'state') {
+      await authorize(request, { sessionId, action: 'state' });
+      return jsonResponse(await getState(sessionId));
+    }
+    await authorize(request, { sessionId, action: 'command' });
+    const parsed = parseAgentCommand(await readJsonBody(request, maxBodyBytes));
+    if (!parsed.success) throw new AgentHostError('invalid_command', `Invalid command: ${parsed.error.message}`);
+    if (parsed.value.sessionId !== sessionId) {
+      throw new AgentHostError('session_mismatch', 'The command names another session than the path');
+    }
+    await listening;
+    return outcomeResponse(await executeCommand(parsed.value));
+  }
+
+  return {
+    instanceId,
+    async fetch(request) {
+      try {
+        return await handle(request);
+      } catch (error) {
+        const answered = fromLogError(error);
+        if (!AgentHostError.isInstance(answered)) onError(error, { sessionId: '' });
+        return errorResponse(answered);
+      }
+    },
+    startRun: (sessionId, request) => startRun(sessionId, parseRunRequest(request)),
+    getState,
+    async executeCommand(command) {
+      const parsed = parseAgentCommand(command);
+      if (!parsed.success) return failed('invalid_command', `Invalid command: ${parsed.error.message}`);
+      await listening;
+      return executeCommand(parsed.value);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await runs.close();
+      const stopListening = await listening.catch(() => undefined);
+      await stopListening?.();
+      sessions.destroy();
+      if (ownsLog) await log.close();
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import type { AgentEventLog, AgentEventLogEntry } from './AgentEventLog';
+
+export interface EventStreamOptions {
+  log: AgentEventLog;
+  sessionId: string;
+  /** The cursor the reader starts after; `undefined` for the oldest retained entry. */
+  after: string | undefined;
+  /** Entries already read after `after` (the request's first read, which checked its cursor). */
+  firstPage: readonly AgentEventLogEntry[];
+  /** Only this run's events, ending after its terminal event. */
+  runId?: string | undefined;
+  /** Entries read from the log at once; one queued chunk holds at most this many frames. */
+  pageSize: number;
+  /** Chunks queued for a reader that does not read, before reading from the log stops. */
+  maxQueuedChunks: number;
+  /** A comment line after this much silence, so proxies and the client's idle timeout keep the stream. */
+  heartbeatMs: number;
+  /** A reader whose queue stays full this long is dropped with its cursor. */
+  slowReaderMs: number;
+  /** Called after `heartbeatMs` without an event of interest: the host checks for runs whose instance is gone. */
+  onIdle: () => Promise<void>;
+  now: () => number;
+}
+
+const RUN_TERMINALS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+const KEEP_ALIVE = ': keep-alive\n\n';
+
+/**
+ * A session's log as a server-sent event stream, one frame per event with `id:` = its
+ * cursor. The stream pulls from the log only as fast as its reader takes frames: at most
+ * `maxQueuedChunks` chunks wait for a reader, and one that keeps them waiting for
+ * `slowReaderMs` gets a last `event: dropped` frame with its cursor and the stream ends, so
+ * a slow client never makes the host buffer without bound, and resumes from its cursor.
+ */
+export function createEventStream(options: EventStreamOptions): ReadableStream<Uint8Array> {
+  const { log, sessionId, runId } = options;
+  const encoder = new TextEncoder();
+  const stop = new AbortController();
+  let after = options.after;
+  /** The cursor of the last frame queued: where a dropped reader resumes. */
+  let delivered = options.after;
+  let lastWrite = options.now();
+  let dropTimer: ReturnType<typeof setTimeout> | undefined;
+  let finished = false;
+
+  /** Frames of the entries this reader wants; `ended` once the run it follows has ended. */
+  function framesOf(entries: readonly AgentEventLogEntry[]): { text: string; ended: boolean } {
+    let text = '';
+    let ended = false;
+    for (const { cursor, event } of entries) {
+      after = cursor;
+      if (runId !== undefined && event.runId !== runId) continue;
+      text += `id: ${cursor}\ndata: ${JSON.stringify(event)}\n\n`;
+      delivered = cursor;
+      if (runId !== undefined && RUN_TERMINALS.has(event.type)) {
+        ended = true;
+        break;
+      }
+    }
+    return { text, ended };
+  }
+
+  function finish(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    if (finished) return;
+    finished = true;
+    clearTimeout(dropTimer);
+    stop.abort();
+    controller.close();
+  }
+
+  /** Queues frames; ends the stream after a run's terminal; watches a reader that lets the queue fill. */
+  function write(controller: ReadableStreamDefaultController<Uint8Array>, text: string, ended: boolean): void {
+    if (text !== '') {
+      controller.enqueue(encoder.encode(text));
+      lastWrite = options.now();
+    }
+    if (ended) {
+      finish(controller);
+      return;
+    }
+    if ((controller.desiredSize ?? 1) <= 0 && dropTimer === undefined) {
+      dropTimer = setTimeout(() => {
+        const cursor = JSON.stringify({ cursor: delivered ?? null });
+        controller.enqueue(encoder.encode(`event: dropped\ndata: ${cursor}\n\n`));
+        finish(controller);
+      }, options.slowReaderMs);
+    }
+  }
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const { text, ended } = framesOf(options.firstPage);
+        write(controller, text, ended);
+      },
+      async pull(controller) {
+        clearTimeout(dropTimer);
+        dropTimer = undefined;
+        while (!finished) {
+          let page: readonly AgentEventLogEntry[];
+          try {
+            page = await log.follow(sessionId, {
+              after,
+              limit: options.pageSize,
+              timeoutMs: options.heartbeatMs,
+              signal: stop.signal,
+            });
+          } catch {
+            // The log failed or trimmed past this reader: ending the stream makes the client
+            // resume from its cursor, and the answer to that request says which it was.
+            finish(controller);
+            return;
+          }
+          if (finished) return;
+          if (page.length === 0) {
+            write(controller, KEEP_ALIVE, false);
+            await options.onIdle().catch(() => {});
+            return;
+          }
+          const { text, ended } = framesOf(page);
+          if (text !== '' || ended) {
+            write(controller, text, ended);
+            return;
+          }
+          // Only other runs' events: keep reading, with a heartbeat when this run stays silent.
+          if (options.now() - lastWrite >= options.heartbeatMs) {
+            write(controller, KEEP_ALIVE, false);
+            return;
+          }
+        }
+      },
+      cancel() {
+        finished = true;
+        clearTimeout(dropTimer);
+        stop.abort();
+      },
+    },
+    { highWaterMark: options.maxQueuedChunks },
+  );
+}
