@@ -63,7 +63,8 @@ export interface AgentEventLog {
    * none (also for a session the log never saw, when `after` is missing).
    * Rejects with `invalid_cursor` when `after` is not a cursor this log could have given
    * for the session (malformed, or past its newest entry), and with `cursor_expired` when
-   * entries after `after` were dropped (trimmed by the bound, or the session expired).
+   * entries after `after` were dropped (trimmed by the bound, or the session expired) or the
+   * log has no entries for the session at all.
    */
   read(sessionId: string, options: AgentEventLogReadOptions): Promise<readonly AgentEventLogEntry[]>;
   /** `read`, but when it would resolve `[]`, first waits up to `timeoutMs` for an append. */

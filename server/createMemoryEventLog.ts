@@ -1,0 +1,415 @@
+import type { AgentEvent } from '../protocol/eventSchemas';
+import type {
+  AgentCommandRecord,
+  AgentEventLog,
+  AgentEventLogEntry,
+  AgentEventLogReadOptions,
+  AgentHostSignal,
+  AgentSessionSnapshot,
+} from './AgentEventLog';
+import { AgentEventLogError } from './AgentEventLogError';
+
+export interface MemoryEventLogOptions {
+  /** The newest entries kept per session; older ones are trimmed. Default 10 000. */
+  maxEntriesPerSession?: number;
+  /** A session with no append (nor lease activity) for this long is dropped, with all it holds. Default 24 h. */
+  sessionTtlMs?: number;
+  /** Sessions kept; beyond it the least recently active one is dropped. Default 10 000. */
+  maxSessions?: number;
+  /** The clock of session, lease and command-record expiry. Default `Date.now`. */
+  now?: () => number;
+}
+
+type RunLease = { state: 'owned'; owner: string; expiresAt: number } | { state: 'ended' };
+
+interface MemorySession {
+  /** Events from `head` on are retained (trimmed slots hold `undefined`); `events[head]` has cursor `firstCursor`. */
+  events: Array<AgentEvent | undefined>;
+  head: number;
+  firstCursor: number;
+  /** Cursors of this session start above every cursor the log gave before it existed. */
+  startCursor: number;
+  activeAt: number;
+  snapshot?: { cursor: number; text: string };
+  runs: Map<string, RunLease>;
+  /** In order of last write, so expired records are swept from the front. */
+  commands: Map<string, { record: AgentCommandRecord; expiresAt: number }>;
+}
+
+interface Waiter {
+  wake(): void;
+  cancel(): void;
+}
+
+const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
+/** Below this many trimmed slots an array is not worth copying. */
+const COMPACT_AFTER = 1024;
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+function retainedCount(session: MemorySession): number {
+  return session.events.length - session.head;
+}
+
+/**
+ * An event log in this process's memory: one host instance, nothing survives a restart.
+ * Cursors are decimal integers, consecutive within a session; a session created (or created
+ * again after it was dropped) starts above every cursor the log gave before, so a cursor is
+ * never given twice for one session. Signals go to handlers of this same object, on a later
+ * microtask; a handler that throws is skipped, the others still get the signal.
+ *
+ * @example
+ * const log = createMemoryEventLog({ maxEntriesPerSession: 5_000 });
+ * const [cursor] = await log.append('s1', [events.create('run.started', {})]);
+ * const next = await log.follow('s1', { after: cursor, limit: 100, timeoutMs: 15_000 });
+ */
+export function createMemoryEventLog(options: MemoryEventLogOptions = {}): AgentEventLog {
+  const maxEntries = positiveInteger('maxEntriesPerSession', options.maxEntriesPerSession ?? 10_000);
+  const sessionTtlMs = positiveInteger('sessionTtlMs', options.sessionTtlMs ?? 24 * 60 * 60 * 1000);
+  const maxSessions = positiveInteger('maxSessions', options.maxSessions ?? 10_000);
+  const now = options.now ?? Date.now;
+
+  /** In order of last activity: the least recently active session comes first. */
+  const sessions = new Map<string, MemorySession>();
+  const followers = new Map<string, Set<Waiter>>();
+  const commandWaiters = new Map<string, Set<Waiter>>();
+  const listeners = new Map<string, Set<(signal: AgentHostSignal) => void>>();
+  let highestCursor = 0;
+  let closed = false;
+
+  function ensureOpen(): void {
+    if (closed) throw new AgentEventLogError('closed', 'The event log is closed');
+  }
+
+  function dropExpiredSessions(): void {
+    const expiredBefore = now() - sessionTtlMs;
+    for (const [sessionId, session] of sessions) {
+      if (session.activeAt > expiredBefore) return;
+      sessions.delete(sessionId);
+    }
+  }
+
+  function findSession(sessionId: string): MemorySession | undefined {
+    dropExpiredSessions();
+    return sessions.get(sessionId);
+  }
+
+  function sessionFor(sessionId: string): MemorySession {
+    const existing = findSession(sessionId);
+    if (existing) return existing;
+    const session: MemorySession = {
+      events: [],
+      head: 0,
+      firstCursor: highestCursor + 1,
+      startCursor: highestCursor + 1,
+      activeAt: now(),
+      runs: new Map(),
+      commands: new Map(),
+    };
+    sessions.set(sessionId, session);
+    for (const oldest of sessions.keys()) {
+      if (sessions.size <= maxSessions) break;
+      sessions.delete(oldest);
+    }
+    return session;
+  }
+
+  /** Moves the session to the back of the eviction order. */
+  function touch(sessionId: string, session: MemorySession): void {
+    session.activeAt = now();
+    sessions.delete(sessionId);
+    sessions.set(sessionId, session);
+  }
+
+  function trim(session: MemorySession): void {
+    const excess = retainedCount(session) - maxEntries;
+    if (excess <= 0) return;
+    // Trimmed slots are let go of at once; the array itself is copied only once the dead
+    // prefix outweighs the live part, so each append costs O(1) amortized.
+    session.events.fill(undefined, session.head, session.head + excess);
+    session.head += excess;
+    session.firstCursor += excess;
+    if (session.head >= COMPACT_AFTER && session.head * 2 >= session.events.length) {
+      session.events = session.events.slice(session.head);
+      session.head = 0;
+    }
+  }
+
+  function parseCursor(cursor: string): number {
+    if (!CURSOR_PATTERN.test(cursor)) {
+      throw new AgentEventLogError('invalid_cursor', `Cursor ${JSON.stringify(cursor)} is not a cursor of this log`);
+    }
+    return Number(cursor);
+  }
+
+  function readNow(sessionId: string, { after, limit }: AgentEventLogReadOptions): AgentEventLogEntry[] {
+    positiveInteger('limit', limit);
+    const afterCursor = after === undefined ? undefined : parseCursor(after);
+    const session = findSession(sessionId);
+    const count = session ? retainedCount(session) : 0;
+    if (!session || count === 0) {
+      if (afterCursor === undefined) return [];
+      throw new AgentEventLogError('cursor_expired', `Session ${sessionId} has no entries after cursor ${after}`);
+    }
+    const lastCursor = session.firstCursor + count - 1;
+    let start = 0;
+    if (afterCursor !== undefined) {
+      if (afterCursor > lastCursor) {
+        throw new AgentEventLogError(
+          'invalid_cursor',
+          `Cursor ${after} is past session ${sessionId}'s newest, ${lastCursor}`,
+        );
+      }
+      if (afterCursor < session.startCursor || afterCursor + 1 < session.firstCursor) {
+        throw new AgentEventLogError(
+          'cursor_expired',
+          `Entries of session ${sessionId} after cursor ${after} were dropped`,
+        );
+      }
+      start = afterCursor + 1 - session.firstCursor;
+    }
+    const end = Math.min(count, start + limit);
+    const entries: AgentEventLogEntry[] = [];
+    for (let index = start; index < end; index += 1) {
+      entries.push({ cursor: String(session.firstCursor + index), event: session.events[session.head + index]! });
+    }
+    return entries;
+  }
+
+  /**
+   * Parks a caller under `key` until `wake` (which resolves with `current()`), the timeout or
+   * the abort (both resolve `empty`), or `close`.
+   */
+  function park<T>(
+    registry: Map<string, Set<Waiter>>,
+    key: string,
+    wait: { timeoutMs: number; signal?: AbortSignal | undefined },
+    empty: T,
+    current: () => T,
+  ): Promise<T> {
+    const { signal } = wait;
+    if (signal?.aborted || wait.timeoutMs <= 0) return Promise.resolve(empty);
+    return new Promise<T>((resolve, reject) => {
+      const finish = (value: () => T) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const waiters = registry.get(key);
+        waiters?.delete(waiter);
+        if (waiters?.size === 0) registry.delete(key);
+        try {
+          resolve(value());
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const onAbort = () => finish(() => empty);
+      const waiter: Waiter = { wake: () => finish(current), cancel: () => finish(() => empty) };
+      const timer = setTimeout(onAbort, wait.timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const waiters = registry.get(key) ?? new Set<Waiter>();
+      waiters.add(waiter);
+      registry.set(key, waiters);
+    });
+  }
+
+  function wakeAll(registry: Map<string, Set<Waiter>>, key: string): void {
+    for (const waiter of [...(registry.get(key) ?? [])]) waiter.wake();
+  }
+
+  function liveCommand(sessionId: string, key: string): AgentCommandRecord | undefined {
+    const session = findSession(sessionId);
+    const stored = session?.commands.get(key);
+    if (!session || !stored) return undefined;
+    if (stored.expiresAt <= now()) {
+      session.commands.delete(key);
+      return undefined;
+    }
+    return { ...stored.record };
+  }
+
+  function settledCommand(sessionId: string, key: string): AgentCommandRecord | undefined {
+    const record = liveCommand(sessionId, key);
+    return record?.status === 'settled' ? record : undefined;
+  }
+
+  function liveLease(session: MemorySession | undefined, runId: string): RunLease | undefined {
+    const lease = session?.runs.get(runId);
+    if (lease?.state === 'owned' && lease.expiresAt <= now()) {
+      session?.runs.delete(runId);
+      return undefined;
+    }
+    return lease;
+  }
+
+  function commandKey(sessionId: string, key: string): string {
+    return JSON.stringify([sessionId, key]);
+  }
+
+  return {
+    async append(sessionId, events) {
+      ensureOpen();
+      if (events.length === 0) return [];
+      const session = sessionFor(sessionId);
+      touch(sessionId, session);
+      const firstNew = session.firstCursor + retainedCount(session);
+      for (const event of events) session.events.push(event);
+      highestCursor = Math.max(highestCursor, firstNew + events.length - 1);
+      trim(session);
+      wakeAll(followers, sessionId);
+      return events.map((_, index) => String(firstNew + index));
+    },
+
+    async read(sessionId, readOptions) {
+      ensureOpen();
+      return readNow(sessionId, readOptions);
+    },
+
+    async follow(sessionId, followOptions) {
+      ensureOpen();
+      const entries = readNow(sessionId, followOptions);
+      if (entries.length > 0) return entries;
+      return park(followers, sessionId, followOptions, [] as AgentEventLogEntry[], () =>
+        readNow(sessionId, followOptions),
+      );
+    },
+
+    async lastCursor(sessionId) {
+      ensureOpen();
+      const session = findSession(sessionId);
+      const count = session ? retainedCount(session) : 0;
+      return session && count > 0 ? String(session.firstCursor + count - 1) : undefined;
+    },
+
+    async saveSnapshot(sessionId, snapshot) {
+      ensureOpen();
+      const cursor = parseCursor(snapshot.cursor);
+      const session = sessionFor(sessionId);
+      // Kept as JSON text: what is loaded is a fresh value, as from a shared store.
+      if (!session.snapshot || session.snapshot.cursor <= cursor) {
+        session.snapshot = { cursor, text: JSON.stringify(snapshot.state) };
+      }
+    },
+
+    async loadSnapshot(sessionId) {
+      ensureOpen();
+      const stored = findSession(sessionId)?.snapshot;
+      if (!stored) return undefined;
+      const snapshot: AgentSessionSnapshot = { state: JSON.parse(stored.text), cursor: String(stored.cursor) };
+      return snapshot;
+    },
+
+    async claimRun(sessionId, runId, owner, ttlMs) {
+      ensureOpen();
+      const session = sessionFor(sessionId);
+      if (liveLease(session, runId)) return false;
+      session.runs.set(runId, { state: 'owned', owner, expiresAt: now() + ttlMs });
+      touch(sessionId, session);
+      return true;
+    },
+
+    async renewRun(sessionId, runId, owner, ttlMs) {
+      ensureOpen();
+      const session = findSession(sessionId);
+      const lease = liveLease(session, runId);
+      if (!session || lease?.state !== 'owned' || lease.owner !== owner) return false;
+      lease.expiresAt = now() + ttlMs;
+      touch(sessionId, session);
+      return true;
+    },
+
+    async releaseRun(sessionId, runId, owner) {
+      ensureOpen();
+      const session = findSession(sessionId);
+      const lease = liveLease(session, runId);
+      if (session && lease?.state === 'owned' && lease.owner === owner) session.runs.set(runId, { state: 'ended' });
+    },
+
+    async runOwner(sessionId, runId) {
+      ensureOpen();
+      const lease = liveLease(findSession(sessionId), runId);
+      if (!lease) return { state: 'unowned' };
+      return lease.state === 'owned' ? { state: 'owned', owner: lease.owner } : { state: 'ended' };
+    },
+
+    async claimCommand(sessionId, key, fingerprint, ttlMs) {
+      ensureOpen();
+      const existing = liveCommand(sessionId, key);
+      if (existing) return existing;
+      const session = sessionFor(sessionId);
+      const nowMs = now();
+      for (const [storedKey, stored] of session.commands) {
+        if (stored.expiresAt > nowMs) break;
+        session.commands.delete(storedKey);
+      }
+      session.commands.set(key, { record: { status: 'pending', fingerprint }, expiresAt: nowMs + ttlMs });
+      return undefined;
+    },
+
+    async settleCommand(sessionId, key, outcome, ttlMs) {
+      ensureOpen();
+      // The pending record may be gone (its TTL was shorter than the command); the outcome
+      // is recorded all the same, under an empty fingerprint that matches no request, so a
+      // retry is refused as a conflict rather than executed twice.
+      const fingerprint = liveCommand(sessionId, key)?.fingerprint ?? '';
+      const session = sessionFor(sessionId);
+      session.commands.delete(key);
+      session.commands.set(key, { record: { status: 'settled', fingerprint, outcome }, expiresAt: now() + ttlMs });
+      wakeAll(commandWaiters, commandKey(sessionId, key));
+    },
+
+    async awaitCommand(sessionId, key, wait) {
+      ensureOpen();
+      const settled = settledCommand(sessionId, key);
+      if (settled) return settled;
+      return park<AgentCommandRecord | undefined>(commandWaiters, commandKey(sessionId, key), wait, undefined, () =>
+        settledCommand(sessionId, key),
+      );
+    },
+
+    async signal(owner, signal) {
+      ensureOpen();
+      const handlers = listeners.get(owner);
+      for (const handler of [...(handlers ?? [])]) {
+        queueMicrotask(() => {
+          // Stopped (or closed) between `signal` and now: not delivered.
+          if (!listeners.get(owner)?.has(handler)) return;
+          try {
+            handler(signal);
+          } catch {
+            // A failing handler is its own owner's problem; the other handlers still run.
+          }
+        });
+      }
+    },
+
+    async listen(owner, handler) {
+      ensureOpen();
+      // Each call is its own listener, even with a handler already listening.
+      const listener = (signal: AgentHostSignal) => handler(signal);
+      const handlers = listeners.get(owner) ?? new Set();
+      handlers.add(listener);
+      listeners.set(owner, handlers);
+      return async () => {
+        const current = listeners.get(owner);
+        current?.delete(listener);
+        if (current?.size === 0) listeners.delete(owner);
+      };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      listeners.clear();
+      for (const registry of [followers, commandWaiters]) {
+        for (const waiters of [...registry.values()]) for (const waiter of [...waiters]) waiter.cancel();
+        registry.clear();
+      }
+      sessions.clear();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+// One host instance in its own process, on a Redis event log: what a deployment runs per
+// machine. Started by `startHostProcess`; prints `{"url": ...}` once it listens.
+// Environment: REDIS_URL, KEY_PREFIX, INSTANCE_ID, LEASE_MS (default 1000).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLocalAgentProvider } from '../../providers/local/createLocalAgentProvider';
+import { createAgentHost } from '../../server/createAgentHost';
+import { toNodeHandler } from '../../server/node';
+import { createRedisEventLog } from '../../server/redis/createRedisEventLog';
+
+const env = process.env;
+const log = createRedisEventLog({ url: env.REDIS_URL as string, keyPrefix: env.KEY_PREFIX ?? 'agentstate:' });
+const host = createAgentHost({
+  eventLog: log,
+  instanceId: env.INSTANCE_ID as string,
+  runLeaseMs: Number(env.LEASE_MS ?? 1_000),
+  heartbeatMs: 200,
+  commandTimeoutMs: 3_000,
+  onError: () => {},
+  providers: {
+    // Forty words, 25 ms apart: long enough to follow it from another instance mid-run.
+    slow: createLocalAgentProvider({
+      script: { steps: [{ type: 'text', deltas: Array.from({ length: 40 }, (_, i) => `w${i} `) }], delayMs: 25 },
+    }),
+    stall: createLocalAgentProvider({ script: { steps: [{ type: 'text', deltas: ['Working'] }, { type: 'stall' }] } }),
+    approval: createLocalAgentProvider({
+      script: {
+        steps: [
+          { type: 'approval', description: 'Deploy?', waitFor: 'command' },
+          { type: 'text', deltas: ['Deployed.'] },
+        ],
+      },
+    }),
+  },
+});
+const server = createServer(toNodeHandler(host.fetch));
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
+});
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close();
+  host
+    .close()
+    .then(() => log.close())
+    .finally(() => process.exit(0));
+});
