@@ -1,0 +1,138 @@
+import { AgentTransportError } from '../../transports/AgentTransportError';
+import { idleTimeoutOf } from '../../transports/idleTimeout';
+
+/** Headers sent on every request to the host, or a function that makes them per request (a fresh token). */
+export type AgentHostHeaders = HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+
+export interface AgentHostClientOptions {
+  baseURL: string | URL;
+  sessionId: string;
+  headers?: AgentHostHeaders | undefined;
+  fetch?: typeof fetch | undefined;
+  idleTimeoutMs?: number | undefined;
+}
+
+/** The host's refusal, `{ error: { code, message } }`; `code` is `http_<status>` when the body was not one. */
+export interface AgentHostRefusal {
+  code: string;
+  message: string;
+}
+
+/** What the host answered a JSON request: its body when 2xx, its refusal otherwise. */
+export type AgentHostAnswer =
+  | { ok: true; status: number; body: unknown }
+  | { ok: false; status: number; refusal: AgentHostRefusal; bodyExcerpt: string };
+
+/** The parts of the HTTP API every request needs: the session's URLs, the headers, fetch. */
+export interface AgentHostClient {
+  readonly sessionId: string;
+  /** `<baseURL>/sessions/<sessionId>/<path>`, with the query parameters that are defined. */
+  url(path: 'runs' | 'events' | 'commands', query?: Record<string, string | undefined>): string;
+  readonly headers: AgentHostHeaders | undefined;
+  readonly fetch: typeof fetch;
+  readonly idleTimeoutMs: number | undefined;
+  /**
+   * POSTs `body` as JSON and reads the JSON answer. A network failure, an abort and
+   * `idleTimeoutMs` without the whole answer reject with an `AgentTransportError`
+   * (`network_error`, `aborted`, `timeout`); an answer of any status resolves.
+   */
+  postJSON(path: 'runs' | 'commands', body: unknown, signal: AbortSignal): Promise<AgentHostAnswer>;
+}
+
+const BODY_EXCERPT_LIMIT = 2048;
+
+function refusalOf(status: number, text: string): AgentHostRefusal {
+  try {
+    const { error } = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (typeof error?.code === 'string') {
+      return { code: error.code, message: typeof error.message === 'string' ? error.message : '' };
+    }
+  } catch {
+    // Not the host's JSON (a proxy's page, say): the status is the refusal.
+  }
+  return { code: `http_${status}`, message: text.slice(0, 200) };
+}
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Makes the client of one session of a host mounted at `baseURL`. */
+export function createAgentHostClient(options: AgentHostClientOptions): AgentHostClient {
+  const base = String(options.baseURL).replace(/\/+$/, '');
+  const sessionURL = `${base}/sessions/${encodeURIComponent(options.sessionId)}`;
+  // Bound to globalThis: a bare `fetch` reference called as a method throws "Illegal invocation" in browsers.
+  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const idleTimeoutMs = idleTimeoutOf(options.idleTimeoutMs);
+
+  const url: AgentHostClient['url'] = (path, query = {}) => {
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) search.set(name, value);
+    const text = search.toString();
+    return text === '' ? `${sessionURL}/${path}` : `${sessionURL}/${path}?${text}`;
+  };
+
+  const postJSON: AgentHostClient['postJSON'] = async (path, body, signal) => {
+    const target = url(path);
+    const headers = new Headers(typeof options.headers === 'function' ? await options.headers() : options.headers);
+    headers.set('content-type', 'application/json');
+    headers.set('accept', 'application/json');
+    const controller = new AbortController();
+    const forwardAbort = () => controller.abort(signal.reason);
+    if (signal.aborted) controller.abort(signal.reason);
+    else signal.addEventListener('abort', forwardAbort, { once: true });
+    let timedOut = false;
+    const timer =
+      idleTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            controller.abort();
+          }, idleTimeoutMs);
+    try {
+      const response = await fetchImpl(target, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      const text = await response.text();
+      // A 2xx body that is not JSON stays text: the caller's schema refuses it, naming it.
+      if (response.ok) return { ok: true, status: response.status, body: parseOrText(text) };
+      return {
+        ok: false,
+        status: response.status,
+        refusal: refusalOf(response.status, text),
+        bodyExcerpt: text.slice(0, BODY_EXCERPT_LIMIT),
+      };
+    } catch (error) {
+      if (timedOut) throw new AgentTransportError('timeout', `POST ${target} answered nothing for ${idleTimeoutMs} ms`);
+      if (signal.aborted) throw new AgentTransportError('aborted', 'The request was aborted', { cause: signal.reason });
+      throw new AgentTransportError('network_error', `POST ${target} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', forwardAbort);
+    }
+  };
+
+  return {
+    sessionId: options.sessionId,
+    url,
+    headers: options.headers,
+    fetch: fetchImpl,
+    idleTimeoutMs: options.idleTimeoutMs,
+    postJSON,
+  };
+}
+
+/** `POST <url> answered <status> <code>: <message>`, the host's refusal in words. */
+export function describeRefusal(target: string, answer: Extract<AgentHostAnswer, { ok: false }>): string {
+  const { code, message } = answer.refusal;
+  return `POST ${target} answered ${answer.status} ${code}${message === '' ? '' : `: ${message}`}`;
+}
