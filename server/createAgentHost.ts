@@ -27,6 +27,7 @@ import {
 } from './hostRequests';
 import { RunningRuns } from './RunningRuns';
 import { SessionStates } from './SessionStates';
+import { settleClientTools } from './settleClientTools';
 
 /** A provider the host runs, by name; `parseInput` checks (and may transform) a client's input first. */
 export type AgentHostProvider =
@@ -210,7 +211,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       }
     }
     const runId = request.runId ?? randomId();
-    const { state, cursor } = await sessions.sync(sessionId);
+    let { state, cursor } = await sessions.sync(sessionId);
     if (Object.hasOwn(state.runs, runId)) throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
     const continued = request.continuation?.runId;
     if (continued !== undefined && !Object.hasOwn(state.runs, continued)) {
@@ -218,6 +219,11 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     }
     if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) {
       throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
+    }
+    const settled = settleClientTools(state, sessionId, request, now);
+    if (settled.length > 0) {
+      await log.append(sessionId, settled);
+      ({ state, cursor } = await sessions.sync(sessionId));
     }
     runs.start({ sessionId, runId, provider, input, history: state, continuation: toContinuation(request) });
     return { runId, cursor: cursor ?? null };

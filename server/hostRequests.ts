@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { agentErrorInfoSchema } from '../protocol/eventSchemas';
 import type { AgentRunContinuation } from '../providers/AgentProvider';
 import { AgentHostError } from './AgentHostError';
 
@@ -19,6 +20,16 @@ export const agentHostRunRequestSchema = z.strictObject({
           decision: z.optional(z.enum(['approved', 'rejected', 'modified'])),
           data: z.optional(z.unknown()),
         }),
+      ),
+      /**
+       * The results of the tool calls the continued run ended waiting on, which the client
+       * executed: the host settles those calls in its log before the continuing run starts,
+       * so the run's history carries them.
+       */
+      toolResults: z.optional(
+        z.array(
+          z.strictObject({ toolCallId: id, result: z.optional(z.unknown()), error: z.optional(agentErrorInfoSchema) }),
+        ),
       ),
     }),
   ),

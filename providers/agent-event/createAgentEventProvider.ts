@@ -3,10 +3,15 @@ import { AGENT_EVENT_TYPES, type AgentEvent } from '../../protocol/eventSchemas'
 import { checkAgentEvent } from '../../protocol/parseAgentEvent';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import type { SSEChunk } from '../../transports/createSSETransport';
-import type { AgentProvider, AgentRunContinuation } from '../AgentProvider';
+import type { AgentProvider } from '../AgentProvider';
 import { AgentProviderError } from '../AgentProviderError';
 import { type AgentHostHeaders, createAgentHostClient } from './agentHostClient';
-import { type AgentHostRunRequest, createAgentHostTransport } from './createAgentHostTransport';
+import { clientToolResults } from './clientToolResults';
+import {
+  type AgentHostContinuation,
+  type AgentHostRunRequest,
+  createAgentHostTransport,
+} from './createAgentHostTransport';
 import { executeAgentHostCommand } from './executeAgentHostCommand';
 
 /** What a run asks the host for: the body of `POST /runs`, less the run id and continuation the runner gives. */
@@ -42,7 +47,7 @@ export interface AgentEventProviderOptions {
 export interface AgentEventProviderContext {
   sessionId: string;
   runId: string;
-  continuation: AgentRunContinuation | undefined;
+  continuation: AgentHostContinuation | undefined;
 }
 
 const PROVIDER_ID = 'agent-event';
@@ -143,7 +148,15 @@ export function createAgentEventProvider(
             `give the runtime the same session id (createXChatRuntime({ sessionId }), useXChat({ conversationKey }))`,
         );
       }
-      return { sessionId, runId: context.runId, continuation: context.continuation };
+      const { continuation } = context;
+      if (continuation === undefined) return { sessionId, runId: context.runId, continuation };
+      // The client settled the waiting run's tool calls in its own store: the host needs the results.
+      const toolResults = clientToolResults(context.history, continuation.runId);
+      return {
+        sessionId,
+        runId: context.runId,
+        continuation: toolResults.length === 0 ? continuation : { ...continuation, toolResults },
+      };
     },
     // The host emits `run.started` and the user's message.
     start: () => [],

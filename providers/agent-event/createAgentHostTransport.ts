@@ -4,15 +4,19 @@ import { AgentTransportError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 import type { AgentRunContinuation } from '../AgentProvider';
 import { type AgentHostClient, describeRefusal } from './agentHostClient';
+import type { AgentHostToolResult } from './clientToolResults';
 
 /** The body of `POST /sessions/:sessionId/runs`: which of the host's providers runs what, as which run. */
+/** A continuation as the host takes it: with the results of the tool calls the client settled. */
+export type AgentHostContinuation = AgentRunContinuation & { toolResults?: AgentHostToolResult[] };
+
 export interface AgentHostRunRequest {
   /** The name of a provider the host runs. */
   provider: string;
   /** That provider's input, checked by its `parseInput` on the host. */
   input: unknown;
   runId: string;
-  continuation?: AgentRunContinuation;
+  continuation?: AgentHostContinuation;
 }
 
 export interface AgentHostTransportOptions {

@@ -1,8 +1,9 @@
 export type { AgentHostHeaders } from './agentHostClient';
+export type { AgentHostToolResult } from './clientToolResults';
 export type {
   AgentEventProviderContext,
   AgentEventProviderOptions,
   AgentHostRunInput,
 } from './createAgentEventProvider';
 export { createAgentEventProvider } from './createAgentEventProvider';
-export type { AgentHostRunRequest } from './createAgentHostTransport';
+export type { AgentHostContinuation, AgentHostRunRequest } from './createAgentHostTransport';
