@@ -166,6 +166,40 @@ describe('createAgentHost over node:http', () => {
     expect(state).toEqual((await host.getState('s5')).state);
   });
 
+  it('checks input with parseInput, and refuses tool results for calls the continued run does not wait on', async () => {
+    const { base, host } = await start({
+      providers: {
+        answer: createLocalAgentProvider({ script: answer }),
+        checked: {
+          provider: createLocalAgentProvider({ script: answer }),
+          parseInput: (input) => {
+            if (typeof (input as { prompt?: unknown })?.prompt !== 'string') throw new Error('prompt must be a string');
+            return input;
+          },
+        },
+      },
+    });
+    const refused = await postJson(`${base('s8')}/runs`, { provider: 'checked', input: { prompt: 7 } });
+    expect(refused).toEqual({
+      status: 400,
+      body: { error: { code: 'invalid_input', message: 'Invalid input for "checked": prompt must be a string' } },
+    });
+    expect((await postJson(`${base('s8')}/runs`, { provider: 'checked', input: { prompt: 'ok' } })).status).toBe(202);
+    await host.startRun('s8', { provider: 'answer', input: {}, runId: 'done' });
+    await readEvents(`${base('s8')}/events?runId=done`, { stop: isTerminal });
+    const before = await host.getState('s8');
+    const forged = await postJson(`${base('s8')}/runs`, {
+      provider: 'answer',
+      input: {},
+      continuation: { runId: 'done', approvals: [], toolResults: [{ toolCallId: 'never-asked', result: 1 }] },
+    });
+    expect([forged.status, (forged.body.error as { message: string }).message]).toEqual([
+      400,
+      'Run "done" does not wait on a result for tool call "never-asked"',
+    ]);
+    expect((await host.getState('s8')).cursor).toBe(before.cursor);
+  });
+
   it('calls authorize on every endpoint with its action, and refuses with 403', async () => {
     const calls: string[] = [];
     const { base } = await start({

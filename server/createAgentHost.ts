@@ -217,10 +217,10 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (continued !== undefined && !Object.hasOwn(state.runs, continued)) {
       throw new AgentHostError('invalid_request', `The continued run "${continued}" is not a run of this session`);
     }
+    const settled = settleClientTools(state, sessionId, request, now);
     if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) {
       throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
     }
-    const settled = settleClientTools(state, sessionId, request, now);
     if (settled.length > 0) {
       await log.append(sessionId, settled);
       ({ state, cursor } = await sessions.sync(sessionId));

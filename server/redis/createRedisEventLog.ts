@@ -1,0 +1,343 @@
+import type { AgentEvent } from '../../protocol/eventSchemas';
+import type { AgentCommandRecord, AgentEventLog, AgentEventLogEntry, AgentSessionSnapshot } from '../AgentEventLog';
+import { AgentEventLogError } from '../AgentEventLogError';
+import { RedisFollowers } from './RedisFollowers';
+import { CONNECT_TIMEOUT_MS, createRedisCaller } from './redisCaller';
+import {
+  destroyQuietly,
+  openConnection,
+  type RedisEventLogClient,
+  type RedisMessageListener,
+} from './redisConnections';
+import { canonicalCursor } from './redisCursors';
+import { createRedisKeys } from './redisKeys';
+import {
+  ENDED_RUN,
+  hostSignalOf,
+  ownedRun,
+  parseCommandRecord,
+  parseRunOwner,
+  parseStreamEntries,
+  settledRecordOf,
+} from './redisRecords';
+import {
+  APPEND_SCRIPT,
+  CLAIM_COMMAND_SCRIPT,
+  READ_SCRIPT,
+  RELEASE_RUN_SCRIPT,
+  RENEW_RUN_SCRIPT,
+  SAVE_SNAPSHOT_SCRIPT,
+  SETTLE_COMMAND_SCRIPT,
+} from './redisScripts';
+import { createRedisSubscriber } from './redisSubscriber';
+
+export interface RedisEventLogOptions {
+  /** Where Redis is (`redis://host:port`); the log opens and closes its own client. */
+  url?: string | undefined;
+  /**
+   * A connected node-redis client to share, instead of `url`. The log duplicates it for its
+   * blocking reads and pub/sub, and `close()` leaves it open.
+   */
+  client?: RedisEventLogClient | undefined;
+  /** Prefix of every key and channel, without braces (they are the hash tag's). Default `'agentstate:'`. */
+  keyPrefix?: string | undefined;
+  /**
+   * Entries kept per session (`XADD … MAXLEN ~`): approximate trimming keeps at least this
+   * many, and drops older ones in whole blocks. Default 10,000.
+   */
+  maxEntriesPerSession?: number | undefined;
+  /** Trim to exactly `maxEntriesPerSession` (`MAXLEN =`), at some cost per append. Default false. */
+  exactTrim?: boolean | undefined;
+  /** A session's keys expire this long after its last append. Default 86,400 (a day). */
+  sessionTtlSeconds?: number | undefined;
+  /** The most connections `follow` blocks on, whatever the number of followers. Default 16. */
+  maxBlockingConnections?: number | undefined;
+}
+
+const BLOCK_WINDOW_MS = 1_000;
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`createRedisEventLog: ${name} must be a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+/** Milliseconds for PX: Redis wants a positive integer. */
+const milliseconds = (value: number) => String(Math.max(1, Math.ceil(value)));
+
+/**
+ * An `AgentEventLog` in Redis (≥ 6.2; the `redis` client, v5 or v6), shared by every host
+ * instance that points at the same Redis. A session's events are a stream whose entry ids are
+ * the cursors (`<ms>-<seq>`); leases, command records and snapshots are keys beside it, all
+ * under the hash tag `{sessionId}`; command settlements and signals travel by pub/sub, on one
+ * subscriber connection. `follow` blocks on at most `maxBlockingConnections` connections, one
+ * XREAD per connection watching many sessions, each session once however many follow it.
+ *
+ * What it reads back is checked (events against the protocol schema): a corrupted value
+ * rejects the call with `unavailable` naming its key. A signal that does not parse is
+ * dropped. Takes a standalone client (what `createClient` returns), not a cluster or sentinel one.
+ *
+ * @example
+ * import { createRedisEventLog } from 'agentstate/server/redis';
+ *
+ * const log = createRedisEventLog({ url: process.env.REDIS_URL, maxEntriesPerSession: 5_000 });
+ * const [cursor] = await log.append('session-1', [event]);
+ * const next = await log.follow('session-1', { after: cursor, limit: 100, timeoutMs: 15_000 });
+ * await log.close();
+ */
+export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLog {
+  if (options.url !== undefined && options.client !== undefined) {
+    throw new TypeError('createRedisEventLog: give either url or client, not both');
+  }
+  const keyPrefix = options.keyPrefix ?? 'agentstate:';
+  if (/[{}]/.test(keyPrefix)) {
+    // A brace would make the prefix the hash tag: every session on one cluster slot.
+    throw new TypeError(`createRedisEventLog: keyPrefix must not contain { or }, got ${JSON.stringify(keyPrefix)}`);
+  }
+  const keys = createRedisKeys(keyPrefix);
+  const maxEntries = String(positiveInteger('maxEntriesPerSession', options.maxEntriesPerSession, 10_000));
+  const trim = options.exactTrim === true ? '=' : '~';
+  const ttlSeconds = String(positiveInteger('sessionTtlSeconds', options.sessionTtlSeconds, 86_400));
+  const maxConnections = positiveInteger('maxBlockingConnections', options.maxBlockingConnections, 16);
+
+  const caller = createRedisCaller(options);
+  const { client } = caller;
+  const subscriber = createRedisSubscriber(caller);
+  const onClose = new Set<() => void>();
+
+  function cursorOf(sessionId: string, cursor: string): string {
+    const canonical = canonicalCursor(cursor);
+    if (canonical === undefined) {
+      throw new AgentEventLogError(
+        'invalid_cursor',
+        `Cursor ${JSON.stringify(cursor)} is not a cursor of session ${sessionId}`,
+      );
+    }
+    return canonical;
+  }
+
+  async function read(sessionId: string, after: string | undefined, limit: number): Promise<AgentEventLogEntry[]> {
+    if (caller.closed) throw caller.closedError('read');
+    const key = keys.events(sessionId);
+    const canonical = after === undefined ? undefined : cursorOf(sessionId, after);
+    // COUNT 0 would mean "no limit" to Redis; a limit below 1 still checks the cursor.
+    const count = limit === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.floor(limit) || 1);
+    const reply = await caller.script<unknown[]>(`read ${key}`, READ_SCRIPT, [key], [canonical ?? '', String(count)]);
+    if (reply[0] === 'expired') {
+      throw new AgentEventLogError(
+        'cursor_expired',
+        `Entries after cursor ${after} of session ${sessionId} were dropped (trimmed, or the session expired)`,
+      );
+    }
+    if (reply[0] === 'invalid') {
+      throw new AgentEventLogError(
+        'invalid_cursor',
+        `Cursor ${after} is past the newest entry of session ${sessionId}`,
+      );
+    }
+    if (limit < 1) return [];
+    const entries = parseStreamEntries(key, reply[1]);
+    const newest = entries.at(-1);
+    if (newest !== undefined) followers.saw(sessionId, newest.cursor);
+    return entries;
+  }
+
+  const followers = new RedisFollowers({
+    open: async () => {
+      const connection = await openConnection(client, 'agentstate-follow', CONNECT_TIMEOUT_MS);
+      try {
+        return { connection, clientId: String(await connection.sendCommand(['CLIENT', 'ID'])) };
+      } catch (error) {
+        destroyQuietly(connection);
+        throw error;
+      }
+    },
+    read,
+    unblock: (clientId) => client.sendCommand(['CLIENT', 'UNBLOCK', clientId]),
+    toError: (error) => caller.toError('follow', error),
+    streamKey: keys.events,
+    maxConnections,
+    blockMs: BLOCK_WINDOW_MS,
+  });
+
+  return {
+    async append(sessionId: string, events: readonly AgentEvent[]): Promise<readonly string[]> {
+      if (caller.closed) throw caller.closedError('append');
+      if (events.length === 0) return [];
+      const key = keys.events(sessionId);
+      const payloads = events.map((event) => JSON.stringify(event));
+      const ids = await caller.script<unknown>(
+        `append to ${key}`,
+        APPEND_SCRIPT,
+        [key, keys.snapshot(sessionId)],
+        [trim, maxEntries, ttlSeconds, ...payloads],
+      );
+      if (!Array.isArray(ids) || ids.length !== events.length || !ids.every((id) => typeof id === 'string')) {
+        throw new AgentEventLogError('unavailable', `Redis answered an append to ${key} without its ids`);
+      }
+      return ids as string[];
+    },
+
+    read: (sessionId, { after, limit }) => read(sessionId, after, limit),
+
+    async follow(sessionId, { after, limit, timeoutMs, signal }) {
+      const entries = await read(sessionId, after, limit);
+      if (entries.length > 0 || timeoutMs <= 0 || signal?.aborted || limit < 1) return entries;
+      const canonical = after === undefined ? undefined : cursorOf(sessionId, after);
+      return followers.wait(sessionId, canonical, limit, timeoutMs, signal);
+    },
+
+    async lastCursor(sessionId) {
+      const key = keys.events(sessionId);
+      const reply = await caller.send<unknown[][]>(`read ${key}`, ['XREVRANGE', key, '+', '-', 'COUNT', '1']);
+      const cursor = reply[0]?.[0];
+      return typeof cursor === 'string' ? cursor : undefined;
+    },
+
+    async saveSnapshot(sessionId: string, snapshot: AgentSessionSnapshot): Promise<void> {
+      if (caller.closed) throw caller.closedError('save a snapshot');
+      const key = keys.snapshot(sessionId);
+      const cursor = cursorOf(sessionId, snapshot.cursor);
+      const state = JSON.stringify(snapshot.state) ?? 'null';
+      await caller.script(`save ${key}`, SAVE_SNAPSHOT_SCRIPT, [key], [cursor, state, ttlSeconds]);
+    },
+
+    async loadSnapshot(sessionId) {
+      const key = keys.snapshot(sessionId);
+      const [cursor, state] = await caller.send<(string | null)[]>(`load ${key}`, ['HMGET', key, 'cursor', 'state']);
+      if (cursor === null || cursor === undefined) return undefined;
+      if (typeof state !== 'string') throw new AgentEventLogError('unavailable', `Snapshot ${key} has no state`);
+      try {
+        return { cursor, state: JSON.parse(state) as unknown };
+      } catch (error) {
+        throw new AgentEventLogError('unavailable', `Snapshot ${key} holds a state that is not JSON`, { cause: error });
+      }
+    },
+
+    async claimRun(sessionId, runId, owner, ttlMs) {
+      const key = keys.run(sessionId, runId);
+      const reply = await caller.send(`claim ${key}`, ['SET', key, ownedRun(owner), 'NX', 'PX', milliseconds(ttlMs)]);
+      return reply === 'OK';
+    },
+
+    async renewRun(sessionId, runId, owner, ttlMs) {
+      const key = keys.run(sessionId, runId);
+      const renewed = await caller.script(
+        `renew ${key}`,
+        RENEW_RUN_SCRIPT,
+        [key, keys.events(sessionId), keys.snapshot(sessionId)],
+        [ownedRun(owner), milliseconds(ttlMs), ttlSeconds],
+      );
+      return renewed === 1;
+    },
+
+    async releaseRun(sessionId, runId, owner) {
+      const key = keys.run(sessionId, runId);
+      await caller.script(`release ${key}`, RELEASE_RUN_SCRIPT, [key], [ownedRun(owner), ENDED_RUN, ttlSeconds]);
+    },
+
+    async runOwner(sessionId, runId) {
+      const key = keys.run(sessionId, runId);
+      return parseRunOwner(key, await caller.send<string | null>(`read ${key}`, ['GET', key]));
+    },
+
+    async claimCommand(sessionId, key, fingerprint, ttlMs) {
+      const recordKey = keys.command(sessionId, key);
+      const pending = JSON.stringify({ status: 'pending', fingerprint });
+      const current = await caller.script<string | null>(
+        `claim ${recordKey}`,
+        CLAIM_COMMAND_SCRIPT,
+        [recordKey],
+        [pending, milliseconds(ttlMs)],
+      );
+      return current === null ? undefined : parseCommandRecord(recordKey, current);
+    },
+
+    async settleCommand(sessionId, key, outcome, ttlMs) {
+      const recordKey = keys.command(sessionId, key);
+      const channel = keys.commandSettled(sessionId, key);
+      await caller.script(
+        `settle ${recordKey}`,
+        SETTLE_COMMAND_SCRIPT,
+        [recordKey],
+        [JSON.stringify(outcome), milliseconds(ttlMs), channel],
+      );
+    },
+
+    async awaitCommand(sessionId, key, { timeoutMs, signal }) {
+      if (caller.closed) throw caller.closedError('await a command');
+      if (signal?.aborted) return undefined;
+      const recordKey = keys.command(sessionId, key);
+      const channel = keys.commandSettled(sessionId, key);
+      return new Promise<AgentCommandRecord | undefined>((resolve, reject) => {
+        let done = false;
+        let unsubscribe: (() => Promise<void>) | undefined;
+        const finish = (outcome: { record: AgentCommandRecord | undefined } | { error: unknown }) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', giveUp);
+          onClose.delete(giveUp);
+          void unsubscribe?.();
+          if ('error' in outcome) reject(outcome.error);
+          else resolve(outcome.record);
+        };
+        const giveUp = () => finish({ record: undefined });
+        const listener: RedisMessageListener = (message) => {
+          const record = settledRecordOf(recordKey, message);
+          if (record !== undefined) finish({ record });
+        };
+        const timer = setTimeout(giveUp, timeoutMs);
+        signal?.addEventListener('abort', giveUp, { once: true });
+        onClose.add(giveUp);
+        // Subscribe first, then read: a settlement between the two is heard either way.
+        (async () => {
+          const stop = await subscriber.subscribe(`subscribe to ${channel}`, channel, listener);
+          if (done) {
+            void stop();
+            return;
+          }
+          unsubscribe = stop;
+          const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey]);
+          const record = current === null ? undefined : parseCommandRecord(recordKey, current);
+          if (record?.status === 'settled') finish({ record });
+        })().catch((error: unknown) => finish({ error }));
+      });
+    },
+
+    async signal(owner, signal) {
+      await caller.send(`signal ${owner}`, ['PUBLISH', keys.signals(owner), JSON.stringify(signal)]);
+    },
+
+    async listen(owner, handler) {
+      const channel = keys.signals(owner);
+      let listening = true;
+      const listener: RedisMessageListener = (message) => {
+        const signal = hostSignalOf(message);
+        if (signal === undefined || !listening) return;
+        try {
+          handler(signal);
+        } catch {
+          // The handler runs inside the shared subscriber's reply parser: a throw there
+          // would break delivery for every listener of this log. Its errors are its own.
+        }
+      };
+      const unsubscribe = await subscriber.subscribe(`listen for ${owner}`, channel, listener);
+      return async () => {
+        if (!listening) return;
+        listening = false;
+        if (!caller.closed) await unsubscribe();
+      };
+    },
+
+    async close() {
+      if (caller.closed) return;
+      const closing = caller.close();
+      followers.close();
+      for (const giveUp of [...onClose]) giveUp();
+      await Promise.all([subscriber.close(), closing]);
+    },
+  };
+}
