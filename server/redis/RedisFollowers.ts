@@ -100,7 +100,8 @@ export class RedisFollowers {
         session.groups.set(groupKey, group);
       }
       const onAbort = () => waiter.settle({ entries: [] });
-      const timer = setTimeout(onAbort, timeoutMs);
+      // setTimeout fires at once for a delay past 2^31 - 1 ms.
+      const timer = setTimeout(onAbort, Math.min(timeoutMs, 2 ** 31 - 1));
       let settled = false;
       const waiter: Waiter = {
         after,

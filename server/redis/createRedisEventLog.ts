@@ -55,6 +55,8 @@ export interface RedisEventLogOptions {
 }
 
 const BLOCK_WINDOW_MS = 1_000;
+/** setTimeout fires at once for a delay past 2^31 - 1 ms: a longer wait is capped there (~24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -268,9 +270,14 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
 
     async awaitCommand(sessionId, key, { timeoutMs, signal }) {
       if (caller.closed) throw caller.closedError('await a command');
-      if (signal?.aborted) return undefined;
       const recordKey = keys.command(sessionId, key);
       const channel = keys.commandSettled(sessionId, key);
+      if (signal?.aborted) return undefined;
+      if (timeoutMs <= 0) {
+        const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey]);
+        const record = current === null ? undefined : parseCommandRecord(recordKey, current);
+        return record?.status === 'settled' ? record : undefined;
+      }
       return new Promise<AgentCommandRecord | undefined>((resolve, reject) => {
         let done = false;
         let unsubscribe: (() => Promise<void>) | undefined;
@@ -289,7 +296,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
           const record = settledRecordOf(recordKey, message);
           if (record !== undefined) finish({ record });
         };
-        const timer = setTimeout(giveUp, timeoutMs);
+        const timer = setTimeout(giveUp, Math.min(timeoutMs, MAX_TIMER_MS));
         signal?.addEventListener('abort', giveUp, { once: true });
         onClose.add(giveUp);
         // Subscribe first, then read: a settlement between the two is heard either way.
