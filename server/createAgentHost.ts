@@ -117,6 +117,9 @@ function outcomeResponse(outcome: AgentCommandOutcome): Response {
   return errorResponse(new AgentHostError(hostCode, message));
 }
 
+/** The error a run fails with when the instance running it stopped before it ended. */
+const HOST_LOST = 'host_lost';
+
 const failed = (code: AgentHostErrorCode, message: string): AgentCommandOutcome => ({
   status: 'failed',
   error: { code, message },
@@ -257,12 +260,19 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         sessionId,
         tracker.close(events, {
           type: 'failed',
-          error: { code: 'host_lost', message: 'The host instance running this run stopped before it ended' },
+          error: { code: HOST_LOST, message: 'The host instance running this run stopped before it ended' },
         }),
       );
     } finally {
       await log.releaseRun(sessionId, runId, instanceId);
     }
+  }
+
+  /** Whether the run was lost with its instance: reaped now, or already failed `host_lost`. */
+  async function reapIfOrphaned(sessionId: string, runId: string): Promise<boolean> {
+    if ((await log.runOwner(sessionId, runId)).state === 'unowned') await reap(sessionId, runId);
+    const { state } = await sessions.sync(sessionId);
+    return state.runs[runId]?.error?.code === HOST_LOST;
   }
 
   /** Reaps the session's runs whose instance is gone, at most once per half heartbeat per session. */
@@ -298,23 +308,35 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       return { outcome: await executeHere(command), settled: false };
     if (owner.state === 'owned') {
       await log.signal(owner.owner, { type: 'command', command });
-      const record = await log.awaitCommand(sessionId, command.idempotencyKey, { timeoutMs: commandTimeoutMs });
-      if (record?.status === 'settled') return { outcome: record.outcome, settled: true };
-      const after = await log.runOwner(sessionId, runId);
-      if (after.state === 'unowned') {
-        await reap(sessionId, runId);
-        return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
+      // Waits in steps of half a lease, so an instance that dies meanwhile is noticed then.
+      const deadline = now() + commandTimeoutMs;
+      for (;;) {
+        const timeoutMs = Math.max(1, Math.min(leaseMs / 2, deadline - now()));
+        const record = await log.awaitCommand(sessionId, command.idempotencyKey, { timeoutMs });
+        if (record?.status === 'settled') return { outcome: record.outcome, settled: true };
+        const current = await log.runOwner(sessionId, runId);
+        if (current.state !== 'owned' || current.owner !== owner.owner) break;
+        if (now() >= deadline) {
+          return {
+            outcome: failed('timeout', `The instance running run "${runId}" did not answer in time`),
+            settled: false,
+          };
+        }
       }
-      return {
-        outcome: failed('timeout', `The instance running run "${runId}" did not answer in time`),
-        settled: false,
-      };
+      // The run's instance let go of it without answering: it died, or the run ended meanwhile.
+      const lost = await reapIfOrphaned(sessionId, runId);
+      if (lost)
+        return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
+      return { outcome: failed('run_ended', `Run "${runId}" ended before it took the command`), settled: false };
     }
     const { state } = await sessions.sync(sessionId);
     const run = state.runs[runId];
     if (run === undefined) return { outcome: failed('unknown_run', `Session has no run "${runId}"`), settled: false };
     if (owner.state === 'unowned' && run.status === 'running') {
       await reap(sessionId, runId);
+      return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
+    }
+    if (run.error?.code === HOST_LOST) {
       return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
     }
     return { outcome: failed('run_ended', `Run "${runId}" has ended (${run.status})`), settled: false };
