@@ -95,6 +95,60 @@ describe('packaging: agentstate/providers has the validator, without vitest', ()
   });
 });
 
+describe('packaging: agentstate/server', () => {
+  const script = `
+    const host = server.createAgentHost({
+      providers: { local: providers.createLocalAgentProvider({ script: { steps: [{ type: 'text', deltas: ['Hi ', 'there'] }] } }) },
+    });
+    const started = await host.startRun('packed', { provider: 'local', input: { prompt: 'Hello' } });
+    for (let tries = 0; tries < 200 && (await host.getState('packed')).state.runs[started.runId]?.status !== 'completed'; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const { state, cursor } = await host.getState('packed');
+    const answer = await host.fetch(new Request('http://host/sessions/packed/state', { method: 'DELETE' }));
+    const result = {
+      status: state.runs[started.runId].status,
+      cursor,
+      refused: [answer.status, (await answer.json()).error.code],
+    };
+    await host.close();
+    let redis;
+    try { redis = typeof (await loadRedis()).createRedisEventLog; } catch (error) { redis = error.code; }
+    console.log(JSON.stringify({ ...result, redis }));`;
+
+  it('runs a host from the ES module build, and agentstate/server/redis needs the redis peer', () => {
+    const output = runNode(
+      'server.mjs',
+      `import * as server from 'agentstate/server';
+      import * as providers from 'agentstate/providers';
+      const loadRedis = () => import('agentstate/server/redis');
+      ${script}`,
+    );
+    expect(output).toEqual({
+      status: 'completed',
+      cursor: '8',
+      refused: [405, 'method_not_allowed'],
+      redis: 'ERR_MODULE_NOT_FOUND',
+    });
+  });
+
+  it('runs a host from the CommonJS build', () => {
+    const output = runNode(
+      'server.cjs',
+      `const server = require('agentstate/server');
+      const providers = require('agentstate/providers');
+      const loadRedis = async () => require('agentstate/server/redis');
+      (async () => { ${script} })();`,
+    );
+    expect(output).toEqual({
+      status: 'completed',
+      cursor: '8',
+      refused: [405, 'method_not_allowed'],
+      redis: 'MODULE_NOT_FOUND',
+    });
+  });
+});
+
 describe('packaging: agentstate/runtime works without React installed', () => {
   const script = (load: string) => `
     ${load}
@@ -194,7 +248,8 @@ describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () =
 // Every error class, by the entry that exports it, with arguments for its constructor.
 const errorClasses = `
   const entries = ['agentstate', 'agentstate/providers', 'agentstate/transports', 'agentstate/providers/openai',
-    'agentstate/providers/anthropic', 'agentstate/providers/agui', 'agentstate/runtime', 'agentstate/checkpoint'];
+    'agentstate/providers/anthropic', 'agentstate/providers/agui', 'agentstate/runtime', 'agentstate/checkpoint',
+    'agentstate/providers/agent-event', 'agentstate/server'];
   const argumentsByClass = {
     AgentError: ['code', 'message'],
     AgentValidationError: ['state', { path: 'runs', reason: 'r', message: 'm' }],
@@ -207,6 +262,8 @@ const errorClasses = `
     OpenAIStreamError: ['message', 'code', 'type'],
     AnthropicStreamError: ['overloaded_error', 'message'],
     AgUIEventError: ['RUN_STARTED', 'threadId', 'reason', {}],
+    AgentHostError: ['forbidden', 'message'],
+    AgentEventLogError: ['closed', 'message'],
   };
   function classesOf(load) {
     const classes = [];
@@ -244,6 +301,8 @@ const knownClasses = [
   'agentstate/providers/openai OpenAIStreamError',
   'agentstate/providers/anthropic AnthropicStreamError',
   'agentstate/providers/agui AgUIEventError',
+  'agentstate/server AgentHostError',
+  'agentstate/server AgentEventLogError',
 ];
 
 type ClassReport = Record<
