@@ -341,3 +341,37 @@ describe('runs whose instance is gone, and slow readers', () => {
     expect(rest.events.at(-1)?.type).toBe('run.completed');
   });
 });
+
+describe('host.fetch on web Request and Response, without node:http', () => {
+  it('serves a run and its events to a handler mounted under a base path, as Hono or a route handler would', async () => {
+    const host = createAgentHost({
+      providers: { answer: createLocalAgentProvider({ script: answer }) },
+      basePath: '/api/agent/',
+      onError: () => {},
+    });
+    cleanups.push(() => host.close());
+    const origin = 'http://app.example';
+    const started = await host.fetch(
+      new Request(`${origin}/api/agent/sessions/w1/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'answer', input: { prompt: 'x' }, runId: 'r1' }),
+      }),
+    );
+    expect([started.status, await started.json()]).toEqual([202, { runId: 'r1', cursor: null }]);
+    const events = await host.fetch(new Request(`${origin}/api/agent/sessions/w1/events?runId=r1`));
+    expect(events.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    const text = await events.text();
+    expect(text.match(/^id: \d+$/gm)).toHaveLength(10);
+    const last = JSON.parse(
+      text
+        .trimEnd()
+        .split('\n')
+        .at(-1)
+        ?.replace(/^data: /, '') ?? '{}',
+    );
+    expect([last.type, last.runId]).toEqual(['run.completed', 'r1']);
+    const outside = await host.fetch(new Request(`${origin}/sessions/w1/state`));
+    expect([outside.status, (await outside.json()).error.code]).toEqual([404, 'not_found']);
+  });
+});
