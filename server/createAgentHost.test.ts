@@ -261,6 +261,27 @@ describe('commands', () => {
     expect(Object.values(state.approvals as Record<string, { decision: string }>)[0]?.decision).toBe('approved');
   });
 
+  it('sends the head of an event stream at once, before there is any event to send', async () => {
+    const { base } = await start({ heartbeatMs: 30_000 });
+    const { body } = await postJson(`${base('h1')}/runs`, { provider: 'stall', input: {} });
+    const runId = body.runId as string;
+    // Everything the run will write before it stalls: the text it streamed, complete.
+    await readEvents(`${base('h1')}/events?runId=${runId}`, {
+      stop: (frames) => frames.filter((frame) => frame.data.includes('"message.completed"')).length === 2,
+    });
+    const { cursor } = await (await fetch(`${base('h1')}/state`)).json();
+    const controller = new AbortController();
+    const waiting = fetch(`${base('h1')}/events?runId=${runId}`, {
+      headers: { 'last-event-id': cursor },
+      signal: controller.signal,
+    });
+    const timer = setTimeout(() => controller.abort(), 2_000);
+    const response = await waiting;
+    clearTimeout(timer);
+    expect([response.status, response.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    controller.abort();
+  });
+
   it('cancels a running run, and refuses commands for runs that ended or never were', async () => {
     const { base } = await start();
     const { body } = await postJson(`${base('c2')}/runs`, { provider: 'stall', input: {} });

@@ -45,6 +45,9 @@ export function toNodeHandler(
           headers[name] = value;
         });
         response.writeHead(answer.status, headers);
+        // node:http holds the head back until the first body write: an event stream with
+        // nothing to send yet would keep the client waiting for its headers.
+        response.flushHeaders();
         if (answer.body === null) {
           response.end();
           return;

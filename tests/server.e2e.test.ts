@@ -146,4 +146,30 @@ describe('upstream -> host -> createAgentEventProvider -> runtime', () => {
     const text = Object.values(state.messages).find((message) => message.role === 'assistant')?.content;
     expect(text).toBe(Array.from({ length: 60 }, (_, i) => `w${i} `).join(''));
   });
+
+  it('cancels the run on the host when the client aborts it, unless told to leave it running', async () => {
+    const waitFor = async (check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 5_000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error('not reached in 5 s');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    const statuses: Record<string, string | undefined> = {};
+    for (const cancelOnAbort of [true, false]) {
+      const sessionId = `e2e-abort-${cancelOnAbort}`;
+      const chat = createXChatRuntime({
+        provider: createAgentEventProvider({ baseURL: served.url, sessionId, cancelOnAbort }),
+        sessionId,
+      });
+      const running = chat.request({ provider: 'slow', input: { prompt: 'Count' } });
+      await waitFor(async () => Object.keys(chat.getSnapshot().agentState.messages).length >= 2);
+      chat.abort();
+      const result = await running;
+      expect(result.status).toBe('cancelled');
+      await waitFor(async () => (await host.getState(sessionId)).state.runs[result.runId]?.status !== 'running');
+      statuses[String(cancelOnAbort)] = (await host.getState(sessionId)).state.runs[result.runId]?.status;
+    }
+    expect(statuses).toEqual({ true: 'cancelled', false: 'completed' });
+  });
 });

@@ -1,13 +1,20 @@
 // `npm run demo`: builds the React page with Vite, then serves it and the agents it talks to
 // from one server on 127.0.0.1. The OpenAI-compatible, Anthropic and AG-UI endpoints replay
-// recordings, or proxy the real services when their keys are in this process's environment.
+// recordings, or proxy the real services when their keys are in this process's environment;
+// an agentstate host at /api/agent plays the page's local script server-side.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import * as z from 'zod/mini';
+import { createLocalAgentProvider } from '../../providers/local/createLocalAgentProvider';
+import { createAgentHost } from '../../server/createAgentHost';
+import { toNodeHandler } from '../../server/node';
 import { handleAgUI } from './agUIEndpoint';
 import { anthropicUpstreamFromEnv, handleAnthropic } from './anthropicEndpoint';
+import { DEMO_HOST_PATH, DEMO_HOST_PROVIDER } from './app/demoProviders';
+import { localAgentScript } from './app/localAgentScript';
 import { buildDemoApp, DEMO_DIST_DIRECTORY } from './buildDemoApp';
 import { handleOpenAI, openAIUpstreamFromEnv } from './openAIEndpoint';
 
@@ -37,6 +44,14 @@ const CONTENT_TYPES: Record<string, string> = {
   '.json': 'application/json',
 };
 const PORT_ATTEMPTS = 10;
+
+/** What a client may ask the host's local script to answer. */
+const localInputSchema = z.object({ prompt: z.string() });
+
+/** Whether a request is for the agentstate host, which reads its own bodies. */
+function isHostPath(pathname: string): boolean {
+  return pathname === DEMO_HOST_PATH || pathname.startsWith(`${DEMO_HOST_PATH}/`);
+}
 
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -88,8 +103,25 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   const buildMs = await buildDemoApp(outDir);
   log(`Built the page in ${(buildMs / 1000).toFixed(1)} s (${outDir})`);
 
+  // The page's own script, run here: the page's "agentstate host" provider streams its runs
+  // from this host's event log, and its commands and client tool results come back here.
+  const agentHost = createAgentHost({
+    providers: {
+      [DEMO_HOST_PROVIDER]: {
+        provider: createLocalAgentProvider({ script: localAgentScript }),
+        parseInput: (input) => localInputSchema.parse(input),
+      },
+    },
+    basePath: DEMO_HOST_PATH,
+    onError: (error, { sessionId, runId }) =>
+      log(`agentstate host (session "${sessionId}"${runId === undefined ? '' : `, run "${runId}"`}): ${String(error)}`),
+  });
+  const serveHost = toNodeHandler(agentHost.fetch);
+
   const server = createServer((request, response) => {
     const { pathname } = new URL(request.url ?? '/', 'http://demo.invalid');
+    // Before any body is read: the host streams request bodies itself.
+    if (isHostPath(pathname)) return serveHost(request, response);
     const handle = async () => {
       if (request.method === 'POST') {
         const body = await readBody(request);
@@ -128,11 +160,14 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   return {
     url: `http://${host}:${port}/`,
     buildMs,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      // Cancels the runs still going and waits for their last events to reach the log.
+      await agentHost.close();
+    },
   };
 }
 
@@ -141,5 +176,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const demo = await startDemoServer({ ...(port === undefined ? {} : { port }), log: console.log });
   const openAI = openAIUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
   const anthropic = anthropicUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
-  console.log(`agentstate demo: ${demo.url}  (OpenAI-compatible: ${openAI}; Anthropic: ${anthropic}; Ctrl+C stops)`);
+  console.log(
+    `agentstate demo: ${demo.url}  (OpenAI-compatible: ${openAI}; Anthropic: ${anthropic}; ` +
+      `agentstate host: ${DEMO_HOST_PATH}; Ctrl+C stops)`,
+  );
 }

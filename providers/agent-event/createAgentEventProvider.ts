@@ -1,4 +1,5 @@
 import { AGENT_COMMAND_TYPES, type AgentCommandType } from '../../protocol/commandSchemas';
+import { createAgentCommandFactory } from '../../protocol/createAgentCommandFactory';
 import { AGENT_EVENT_TYPES, type AgentEvent } from '../../protocol/eventSchemas';
 import { checkAgentEvent } from '../../protocol/parseAgentEvent';
 import { AgentTransportError } from '../../transports/AgentTransportError';
@@ -41,6 +42,14 @@ export interface AgentEventProviderOptions {
   idleTimeoutMs?: number;
   /** Largest event frame, in characters; see `createSSETransport`. Default 10 MiB. */
   maxFrameSize?: number;
+  /**
+   * What aborting a run (`abort()`, Stop, unmounting `useXChat`) does on the host. `true`
+   * (default): the host is asked to cancel it too (`run.cancel`, once, best effort), so both
+   * sides end it `cancelled`. `false`: the client stops following and ends the run
+   * `cancelled` in its own state only, while the run goes on on the host. A dropped
+   * connection or a page reload is not an abort: the run goes on and the client resumes it.
+   */
+  cancelOnAbort?: boolean;
 }
 
 /** The run a provider's mapping is in. */
@@ -168,7 +177,16 @@ export function createAgentEventProvider(
     transformChunk: (chunk) => [readEvent(chunk)],
     flush: () => [],
     // The runner closes what the host's events left open, as it saw every one of them.
-    transformError: () => [],
+    transformError(error, context) {
+      if (options.cancelOnAbort !== false && AgentTransportError.isInstance(error) && error.code === 'aborted') {
+        const command = createAgentCommandFactory({ sessionId, runId: context.runId }).create('run.cancel', {
+          reason: 'aborted',
+        });
+        // Best effort: the client has stopped either way, and a run already over refuses it.
+        client.postJSON('commands', command, AbortSignal.timeout(10_000)).catch(() => {});
+      }
+      return [];
+    },
     classifyError: (error) => ({ retryable: isRetryable(error) }),
     executeCommand: (command, commandOptions) => executeAgentHostCommand(client, command, commandOptions),
   };

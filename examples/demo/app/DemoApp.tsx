@@ -10,7 +10,13 @@ import { ArtifactsPanel } from './ArtifactsPanel';
 import { ConversationPanel } from './ConversationPanel';
 import { useClientTools } from './clientTools';
 import { commandOf } from './commandStatus';
-import { createDemoProviders, DEMO_PROVIDER_LABELS, type DemoProviderId, inputFor } from './demoProviders';
+import {
+  createDemoProviders,
+  DEMO_CONVERSATION_KEY,
+  DEMO_PROVIDER_LABELS,
+  type DemoProviderId,
+  inputFor,
+} from './demoProviders';
 import { LIFECYCLE_STYLES, LifecyclePanel } from './LifecyclePanel';
 import { createLifecycleObserver } from './lifecycleObserver';
 import { toBubbles } from './messageText';
@@ -19,10 +25,11 @@ import { TasksPanel } from './TasksPanel';
 import { TimelinePanel } from './TimelinePanel';
 import { ToolCallsPanel } from './ToolCallsPanel';
 
-const CONVERSATION_KEY = 'agentstate-demo';
+// Also the session of the server's agentstate host: the host provider's runs are this conversation's.
+const CONVERSATION_KEY = DEMO_CONVERSATION_KEY;
 const PROVIDER_KEY = 'agentstate-demo:provider';
 const checkpointStorage = createWebStorageAgentCheckpointStorage(localStorage);
-const providers = createDemoProviders(window.location.origin);
+const providers = createDemoProviders(window.location.origin, CONVERSATION_KEY);
 const providerIds = Object.keys(DEMO_PROVIDER_LABELS) as DemoProviderId[];
 const lifecycles = createLifecycleObserver();
 

@@ -1,14 +1,28 @@
 import type { AgentProvider } from '../../../providers/AgentProvider';
+import {
+  type AgentHostRunInput,
+  createAgentEventProvider,
+} from '../../../providers/agent-event/createAgentEventProvider';
 import { createAgUIAgentProvider } from '../../../providers/agui/createAgUIAgentProvider';
 import { createAnthropicAgentProvider } from '../../../providers/anthropic/createAnthropicAgentProvider';
 import { createLocalAgentProvider } from '../../../providers/local/createLocalAgentProvider';
 import { createOpenAICompatibleAgentProvider } from '../../../providers/openai/createOpenAICompatibleAgentProvider';
 import { localAgentScript } from './localAgentScript';
 
-export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui';
+export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui' | 'host';
 
-/** What the page sends: a prompt, plus each wire's own tool definitions. */
-export type DemoInput = { prompt: string } & Record<string, unknown>;
+/** The page's conversation key, which is also its session on the server's agentstate host. */
+export const DEMO_CONVERSATION_KEY = 'agentstate-demo';
+/** The path the demo server mounts its agentstate host at. */
+export const DEMO_HOST_PATH = '/api/agent';
+/** The name of the host's provider that plays `localAgentScript` on the server. */
+export const DEMO_HOST_PROVIDER = 'local';
+
+/**
+ * What the page sends: a prompt, plus each wire's own tool definitions; for the host, the
+ * name of one of its providers and that provider's input.
+ */
+export type DemoInput = ({ prompt: string } & Record<string, unknown>) | AgentHostRunInput;
 // biome-ignore lint/suspicious/noExplicitAny: one chat runs providers of different requests and chunks
 export type DemoProvider = AgentProvider<DemoInput, any, any, any>;
 
@@ -17,6 +31,7 @@ export const DEMO_PROVIDER_LABELS: Record<DemoProviderId, string> = {
   openai: 'OpenAI-compatible',
   anthropic: 'Anthropic',
   agui: 'AG-UI',
+  host: 'agentstate host (server-side runs)',
 };
 
 const weatherParameters = {
@@ -27,15 +42,18 @@ const weatherParameters = {
 const weatherDescription = 'Current temperature in a city, in °C (run by the page).';
 
 /**
- * The four providers, made once. Each talks to this page's own server, which replays a
+ * The five providers, made once. Each talks to this page's own server, which replays a
  * recording or proxies the real service with the key it holds: no key reaches the page.
+ * `host` is the server's agentstate host, which plays the local script server-side; its
+ * session is the conversation's, so `sessionId` must be the chat's `conversationKey`.
  */
-export function createDemoProviders(origin: string): Record<DemoProviderId, DemoProvider> {
+export function createDemoProviders(origin: string, sessionId: string): Record<DemoProviderId, DemoProvider> {
   const providers = {
     local: createLocalAgentProvider({ script: localAgentScript }),
     openai: createOpenAICompatibleAgentProvider({ baseURL: `${origin}/v1`, model: 'gpt-4o-mini' }),
     anthropic: createAnthropicAgentProvider({ baseURL: origin, model: 'claude-sonnet-4-5', maxTokens: 1024 }),
     agui: createAgUIAgentProvider({ url: `${origin}/agui` }),
+    host: createAgentEventProvider({ baseURL: `${origin}${DEMO_HOST_PATH}`, sessionId }),
   };
   // The inputs differ per wire (tools); `inputFor` builds the one each provider takes.
   return providers as unknown as Record<DemoProviderId, DemoProvider>;
@@ -47,6 +65,8 @@ export function inputFor(providerId: DemoProviderId, prompt: string): DemoInput 
     case 'local':
     case 'agui':
       return { prompt };
+    case 'host':
+      return { provider: DEMO_HOST_PROVIDER, input: { prompt } };
     case 'openai':
       return {
         prompt,

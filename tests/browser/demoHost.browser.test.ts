@@ -1,0 +1,201 @@
+// The demo page's "agentstate host" provider in a real browser: Debian's Chromium, driven by
+// playwright-core, against the demo server started in this process. The page's hook is the
+// same as for the local runtime; the runs are played by the server's host (`/api/agent`), and
+// the page only streams their events, sends commands and continues with its tool results.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_CONVERSATION_KEY, DEMO_HOST_PATH, DEMO_PROVIDER_LABELS } from '../../examples/demo/app/demoProviders';
+import { type DemoServer, startDemoServer } from '../../examples/demo/server';
+import type { AgentState } from '../../machines/agentState';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
+const available = existsSync(CHROMIUM);
+if (!available && !required) {
+  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
+}
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const SESSION_PATH = `${DEMO_HOST_PATH}/sessions/${encodeURIComponent(DEMO_CONVERSATION_KEY)}`;
+
+describe.runIf(available || required)('the demo page on the agentstate host, in Chromium', () => {
+  let server: DemoServer;
+  let outDir: string;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  /** The `Last-Event-ID` of every request the page made for the session's events (undefined: none). */
+  const eventRequests: Array<string | undefined> = [];
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'agentstate-demo-host-'));
+    await mkdir(SCREENSHOTS, { recursive: true });
+    server = await startDemoServer({ port: 0, outDir, env: {} });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === `${SESSION_PATH}/events`) {
+        eventRequests.push(request.headers()['last-event-id']);
+      }
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
+  });
+
+  const send = async (prompt: string) => {
+    await page.fill('.ant-sender textarea', prompt);
+    await page.press('.ant-sender textarea', 'Enter');
+  };
+  const bubbles = (role: 'user' | 'ai') => page.locator(`[data-testid="bubble"][data-role="${role}"]`);
+  const pageRunStatuses = () => page.locator('[data-testid="run"]').evaluateAll(runStatuses);
+  const screenshot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  /** The host's state of the page's session, as any client of it would start from. */
+  const hostState = async (): Promise<AgentState> => {
+    const response = await fetch(new URL(`${SESSION_PATH}/state`, server.url));
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { state: AgentState }).state;
+  };
+  const hostRunStatuses = async () => Object.values((await hostState()).runs).map((run) => run.status);
+
+  it('streams a host run; Retry and Approve go to the host; the page runs send_email and the conversation continues', async () => {
+    await page.goto(server.url);
+    await page.evaluate(() => localStorage.clear());
+    await page.reload();
+    await page.getByText(DEMO_PROVIDER_LABELS.host, { exact: true }).click();
+    await send('What is the weather in Paris and Rome? Email it to the team.');
+    await expect.poll(() => bubbles('ai').first().textContent()).toContain('in both cities.');
+    await expect
+      .poll(() => page.locator('[data-testid="reasoning"]').textContent())
+      .toContain('The user wants two cities; call the weather tool twice, then email.');
+    expect(await bubbles('user').allTextContents()).toEqual([
+      'What is the weather in Paris and Rome? Email it to the team.',
+    ]);
+
+    // The Rome lookup fails retryably; the host's run waits, running, for the page's Retry.
+    const retry = page.getByRole('button', { name: 'Retry' });
+    await retry.waitFor({ timeout: 15_000 });
+    expect(await page.locator('[data-testid="tool-call"][data-status="completed"]').textContent()).toContain(
+      'get_weather',
+    );
+    expect(await page.locator('[data-testid="tool-call"][data-status="failed"]').textContent()).toContain(
+      'get_weather',
+    );
+    expect(await hostRunStatuses()).toEqual(['running']);
+    await screenshot('host-retry');
+    await retry.click();
+
+    // The approval waits in the run (`waitFor: 'command'`): Approve is a command to the host.
+    const approve = page.getByRole('button', { name: 'Approve', exact: true });
+    await approve.waitFor({ timeout: 15_000 });
+    await screenshot('host-approval');
+    await approve.click();
+    await expect
+      .poll(() => bubbles('ai').allTextContents(), { timeout: 15_000 })
+      .toContain('Paris is 14 °C, Rome 21 °C. Sending the email now.');
+
+    // The run ends waiting for send_email; the page runs it, and the host settles it with the continuation.
+    await expect
+      .poll(() => bubbles('ai').allTextContents(), { timeout: 15_000 })
+      .toContain('Email sent ({"sent":true,"to":"team@example.com"}). Anything else?');
+    expect(await bubbles('ai').allTextContents()).toEqual([
+      'Let me check the weather in both cities.',
+      'Paris is 14 °C, Rome 21 °C. Sending the email now.',
+      'Email sent ({"sent":true,"to":"team@example.com"}). Anything else?',
+    ]);
+    await expect.poll(pageRunStatuses).toEqual(['completed', 'completed']);
+    expect(await page.locator('[data-testid="approval"]').getAttribute('data-status')).toBe('resolved');
+    expect(await page.locator('[data-testid="tool-call"]').evaluateAll(runStatuses)).toEqual([
+      'completed',
+      'completed',
+      'failed',
+      'completed',
+    ]);
+    expect(await page.locator('[data-testid="artifact"]').textContent()).toContain('# Rome\n21 °C');
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+
+    // The host holds the same conversation: both runs, the resolved approval, the page's tool result.
+    const state = await hostState();
+    const [first, second] = Object.values(state.runs);
+    expect([first?.status, second?.status]).toEqual(['completed', 'completed']);
+    expect(second?.continuesRunId).toBe(first?.id);
+    expect(Object.values(state.approvals).map(({ status, decision }) => ({ status, decision }))).toEqual([
+      { status: 'resolved', decision: 'approved' },
+    ]);
+    const email = Object.values(state.toolCalls).find((call) => call.name === 'send_email');
+    expect(email?.status).toBe('completed');
+    expect(email?.result).toEqual({ sent: true, to: 'team@example.com' });
+    // The page shows the runs the host ran: the same run ids.
+    const pageRunLabels = (await page.locator('[data-testid="run"]').allTextContents()).map((text) =>
+      text.slice(0, 12),
+    );
+    expect(pageRunLabels).toEqual([`Run ${first?.id.slice(0, 8)}`, `Run ${second?.id.slice(0, 8)}`]);
+    await screenshot('host-done');
+    expect(pageErrors).toEqual([]);
+  }, 45_000);
+
+  it('Cancel run during the slow turn: the host cancels the run, and the page shows it cancelled', async () => {
+    await send('Oslo, slowly please?');
+    await page
+      .locator('[data-testid="lifecycle"][data-machine="toolCall"][data-state="open.streaming_arguments"]')
+      .waitFor({ timeout: 15_000 });
+    expect(await hostRunStatuses()).toEqual(['completed', 'completed', 'running']);
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.locator('[data-testid="run"]').last().getAttribute('data-status')).toBe('cancelled');
+    await expect
+      .poll(() => page.locator('[data-testid="lifecycle"][data-machine="toolCall"]').first().getAttribute('data-state'))
+      .toBe('cancelled');
+    expect(await hostRunStatuses()).toEqual(['completed', 'completed', 'cancelled']);
+    expect(await bubbles('ai').last().textContent()).not.toContain('Oslo is 9 °C.');
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('host-cancelled');
+    expect(pageErrors).toEqual([]);
+  }, 20_000);
+
+  it('reload mid-stream: the conversation is restored and the run, going on on the host, resumes from its cursor', async () => {
+    await send('And Oslo again, slowly.');
+    await page
+      .locator('[data-testid="lifecycle"][data-machine="toolCall"][data-state="open.streaming_arguments"]')
+      .waitFor({ timeout: 15_000 });
+    const before = await bubbles('ai').allTextContents();
+    expect(before.at(-1)).toBe('Looking it up, slowly.');
+    const requestsBefore = eventRequests.length;
+    await page.reload();
+
+    // Restored from the checkpoint, with the host still selected.
+    expect(await page.locator('.ant-segmented-item-selected').textContent()).toBe(DEMO_PROVIDER_LABELS.host);
+    await expect.poll(() => bubbles('user').last().textContent()).toBe('And Oslo again, slowly.');
+    // The run went on on the host meanwhile; the page follows it to its end, without a word twice.
+    await expect.poll(() => bubbles('ai').last().textContent(), { timeout: 15_000 }).toBe('Oslo is 9 °C.');
+    expect(await bubbles('ai').allTextContents()).toEqual([...before, 'Oslo is 9 °C.']);
+    await expect.poll(() => page.locator('[data-testid="run"]').last().getAttribute('data-status')).toBe('completed');
+    expect(await page.locator('[data-testid="tool-call"]').first().getAttribute('data-status')).toBe('completed');
+    // The page asked for the run's events after its saved cursor, not from the start.
+    const resumed = eventRequests.slice(requestsBefore);
+    expect(resumed.length).toBeGreaterThan(0);
+    expect(resumed.every((lastEventId) => lastEventId !== undefined)).toBe(true);
+    expect(await hostRunStatuses()).toEqual(['completed', 'completed', 'cancelled', 'completed']);
+    expect(await pageRunStatuses()).toEqual(['completed', 'completed', 'cancelled', 'completed']);
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshot('host-reloaded-mid-stream');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+});
+
+function runStatuses(items: Element[]): Array<string | undefined> {
+  return items.map((item) => (item as HTMLElement).dataset.status);
+}
