@@ -1,5 +1,5 @@
 // `npm run bench`: the pipelines side by side in one process, entity scaling, checkpoint
-// cost and bundle sizes. Prints tables and writes bench/RESULTS.md.
+// cost, the agent host under load and bundle sizes. Prints tables and writes bench/RESULTS.md.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +21,7 @@ import {
   measureCheckpointOverhead,
 } from './checkpointOverhead';
 import { AGUI_CLIENT_PIPELINE, floor, PIPELINES } from './pipelines';
+import { type ServerLoadReport, serverLoadSection, serverLoadTarget } from './serverLoadReport';
 import { createWorkload, encodeAgUI, encodeOpenAI, encodeUIMessageStream, storeWithEntities } from './workload';
 
 const execFileAsync = promisify(execFile);
@@ -311,6 +312,19 @@ if (existsSync(chromiumPath)) {
   console.log(`skipped the per-token render cost: no Chromium at ${chromiumPath} (apt-get install -y chromium)`);
 }
 
+// The agent host under load (bench/server.ts): its host and its clients in processes of
+// their own, the clients' cost kept out of the host's memory.
+const serverLoad = JSON.parse(
+  (
+    await execFileAsync(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./server.ts', import.meta.url)), '--json'],
+      { maxBuffer: 1 << 20 },
+    )
+  ).stdout,
+) as ServerLoadReport[];
+console.log('measured the agent host under load');
+
 // Report.
 const fmt = (value: number, digits = 1) => value.toFixed(digits);
 const lines: string[] = [];
@@ -426,6 +440,7 @@ if (tokenCost === undefined) {
       `| ${TOKEN_COST_LIST_NAMES[row.list]} | ${row.n} | ${fmt(row.actualMicrosPerToken, 2)} | ${row.commits} | ${fmt(row.listRendersPerCommit, 2)} | ${fmt(row.bubbleRendersPerCommit, 2)} | ${fmt(row.taskMicrosPerToken, 2)} | ${fmt(row.scriptMicrosPerToken, 2)} | ${fmt(row.wallMicrosPerToken, 2)} | ${row.burstCommits} |`,
     );
 }
+lines.push('', ...serverLoadSection(serverLoad));
 lines.push('', '## Bundle size (esbuild, minified, gzip, browser)', '');
 lines.push('| entry | KB |', '|---|---|');
 for (const [name, size] of bundles) {
@@ -477,6 +492,7 @@ if (tokenCost !== undefined) {
     `- Per-token render cost (Profiler) with ${large.toLocaleString('en')} earlier messages ≤ ${TOKEN_COST_TARGET}× the cost with ${small}: ${ratios.join(', ')}. Commits for a ${tokenCost.tokens.toLocaleString('en')}-token stream: ${Math.min(...commits)}-${Math.max(...commits)} at ${tokenCost.perFrame} tokens a frame.`,
   );
 }
+lines.push(serverLoadTarget(serverLoad));
 
 const report = `${lines.join('\n')}\n`;
 writeFileSync(new URL('./RESULTS.md', import.meta.url), report);

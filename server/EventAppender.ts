@@ -1,6 +1,9 @@
 import type { AgentEvent } from '../protocol/eventSchemas';
 import type { AgentEventLog } from './AgentEventLog';
 
+const nextMacrotask = (): Promise<void> =>
+  new Promise((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
+
 /**
  * Appends one run's events to the log in order, batching what arrives while an append is in
  * flight into the next one: a stream's events arrive synchronously in bursts (one network
@@ -33,8 +36,9 @@ export class EventAppender {
   }
 
   private async flushAll(): Promise<void> {
-    // Let the rest of the current burst arrive first.
-    await Promise.resolve();
+    // Let the rest of the current burst arrive first: its chunks take several microtask
+    // steps each through the provider's pipeline, so wait for the macrotask after them.
+    await nextMacrotask();
     try {
       while (this.pending.length > 0 && this.failure === undefined) {
         const batch = this.pending;

@@ -6,7 +6,7 @@ import { randomId } from '../protocol/randomId';
 import { type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
 import { AgentRunTracker } from '../providers/AgentRunTracker';
 import type { AgentReconnectOptions } from '../providers/runAgentProvider';
-import type { AgentCommandOutcome, AgentEventLog, AgentEventLogEntry } from './AgentEventLog';
+import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
 import { AgentEventLogError } from './AgentEventLogError';
 import {
   AGENT_HOST_ERROR_STATUS,
@@ -26,6 +26,7 @@ import {
   toContinuation,
 } from './hostRequests';
 import { RunningRuns } from './RunningRuns';
+import { type EncodedEntry, SessionFeed } from './SessionFeed';
 import { SessionStates } from './SessionStates';
 import { settleClientTools } from './settleClientTools';
 
@@ -65,6 +66,11 @@ export interface AgentHostOptions {
   commandTimeoutMs?: number;
   /** How long a command's idempotency record lives. Default 24 h. */
   commandRecordMs?: number;
+  /**
+   * Events of each followed session kept on this instance for its readers at the live edge,
+   * who share one read of the log and one encoding of each event. Default 4 096.
+   */
+  feedCapacity?: number;
   /** Events read from the log at once for a reader. Default 256. */
   pageSize?: number;
   /** Pages queued for a reader that does not read before the host stops reading for it. Default 4. */
@@ -181,6 +187,24 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     onRunEnded: (sessionId) => sessions.saveSnapshot(sessionId),
     onError,
   });
+  /** The feed of each session some reader on this instance follows. */
+  const feeds = new Map<string, SessionFeed>();
+  const feedOf = (sessionId: string): SessionFeed => {
+    let feed = feeds.get(sessionId);
+    if (feed === undefined) {
+      const created = new SessionFeed(
+        log,
+        sessionId,
+        { capacity: options.feedCapacity ?? 4096, pageSize, followMs: heartbeatMs },
+        () => {
+          if (feeds.get(sessionId) === created) feeds.delete(sessionId);
+        },
+      );
+      feed = created;
+      feeds.set(sessionId, feed);
+    }
+    return feed;
+  };
   /** When each session was last checked for runs whose instance is gone. */
   const orphansCheckedAt = new Map<string, number>();
   let closed = false;
@@ -373,21 +397,23 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     const url = new URL(request.url);
     const after = request.headers.get('last-event-id') ?? url.searchParams.get('after') ?? undefined;
     const runId = url.searchParams.get('runId') ?? undefined;
-    let firstPage: readonly AgentEventLogEntry[];
+    const feed = feedOf(sessionId);
+    feed.acquire();
+    let firstPage: readonly EncodedEntry[];
     try {
-      firstPage = await log.read(sessionId, { after: after === '' ? undefined : after, limit: pageSize });
+      firstPage = await feed.read(after === '' ? undefined : after, pageSize, 0);
+      if (runId !== undefined && !runs.has(sessionId, runId)) {
+        const owner = await log.runOwner(sessionId, runId);
+        if (owner.state === 'unowned' && (await getState(sessionId)).state.runs[runId] === undefined) {
+          throw new AgentHostError('unknown_run', `Session has no run "${runId}"`);
+        }
+      }
     } catch (error) {
+      feed.release();
       throw fromLogError(error);
     }
-    if (runId !== undefined && !runs.has(sessionId, runId)) {
-      const owner = await log.runOwner(sessionId, runId);
-      if (owner.state === 'unowned' && (await getState(sessionId)).state.runs[runId] === undefined) {
-        throw new AgentHostError('unknown_run', `Session has no run "${runId}"`);
-      }
-    }
     const body = createEventStream({
-      log,
-      sessionId,
+      feed,
       after: after === '' ? undefined : after,
       firstPage,
       runId,

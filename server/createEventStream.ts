@@ -1,12 +1,12 @@
-import type { AgentEventLog, AgentEventLogEntry } from './AgentEventLog';
+import type { EncodedEntry, SessionFeed } from './SessionFeed';
 
 export interface EventStreamOptions {
-  log: AgentEventLog;
-  sessionId: string;
+  /** The session's feed on this instance; the stream holds it until it ends. */
+  feed: SessionFeed;
   /** The cursor the reader starts after; `undefined` for the oldest retained entry. */
   after: string | undefined;
   /** Entries already read after `after` (the request's first read, which checked its cursor). */
-  firstPage: readonly AgentEventLogEntry[];
+  firstPage: readonly EncodedEntry[];
   /** Only this run's events, ending after its terminal event. */
   runId?: string | undefined;
   /** Entries read from the log at once; one queued chunk holds at most this many frames. */
@@ -33,7 +33,7 @@ const KEEP_ALIVE = ': keep-alive\n\n';
  * a slow client never makes the host buffer without bound, and resumes from its cursor.
  */
 export function createEventStream(options: EventStreamOptions): ReadableStream<Uint8Array> {
-  const { log, sessionId, runId } = options;
+  const { feed, runId } = options;
   const encoder = new TextEncoder();
   const stop = new AbortController();
   let after = options.after;
@@ -44,15 +44,15 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
   let finished = false;
 
   /** Frames of the entries this reader wants; `ended` once the run it follows has ended. */
-  function framesOf(entries: readonly AgentEventLogEntry[]): { text: string; ended: boolean } {
+  function framesOf(entries: readonly EncodedEntry[]): { text: string; ended: boolean } {
     let text = '';
     let ended = false;
-    for (const { cursor, event } of entries) {
-      after = cursor;
-      if (runId !== undefined && event.runId !== runId) continue;
-      text += `id: ${cursor}\ndata: ${JSON.stringify(event)}\n\n`;
-      delivered = cursor;
-      if (runId !== undefined && RUN_TERMINALS.has(event.type)) {
+    for (const entry of entries) {
+      after = entry.cursor;
+      if (runId !== undefined && entry.runId !== runId) continue;
+      text += entry.frame;
+      delivered = entry.cursor;
+      if (runId !== undefined && RUN_TERMINALS.has(entry.type)) {
         ended = true;
         break;
       }
@@ -65,6 +65,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
     finished = true;
     clearTimeout(dropTimer);
     stop.abort();
+    feed.release();
     controller.close();
   }
 
@@ -97,14 +98,9 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
         clearTimeout(dropTimer);
         dropTimer = undefined;
         while (!finished) {
-          let page: readonly AgentEventLogEntry[];
+          let page: readonly EncodedEntry[];
           try {
-            page = await log.follow(sessionId, {
-              after,
-              limit: options.pageSize,
-              timeoutMs: options.heartbeatMs,
-              signal: stop.signal,
-            });
+            page = await feed.read(after, options.pageSize, options.heartbeatMs, stop.signal);
           } catch {
             // The log failed or trimmed past this reader: ending the stream makes the client
             // resume from its cursor, and the answer to that request says which it was.
@@ -130,9 +126,11 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
         }
       },
       cancel() {
+        if (finished) return;
         finished = true;
         clearTimeout(dropTimer);
         stop.abort();
+        feed.release();
       },
     },
     { highWaterMark: options.maxQueuedChunks },

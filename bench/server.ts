@@ -1,0 +1,333 @@
+// The agent host under load: one run of about 5,000 events followed live by 200 SSE clients
+// on one host, with a memory log and with a Redis log. The host runs in a process of its own
+// (bench/serverHost.ts), so its memory is its own; the clients run in one or more other
+// processes (bench/serverClientProcess.ts). Every client's final state must equal the host's
+// state of the session, every event arrive once and in order, or the bench throws.
+//
+// Alone: node --expose-gc --import tsx bench/server.ts [--clients 200] [--events 5000]
+//   [--burst-size 10] [--burst-ms 10] [--client-processes 1] [--modes memory,redis] [--json]
+//   [--host-cpu-prof <dir>]
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+import { createClient } from 'redis';
+import { redisServerAvailable, startRedisServer, type TestRedisServer } from '../tests/support/redisServer';
+import type { ClientProcessMessage, ClientProcessRequest, LoadClientSummary } from './serverClientProcess';
+import type { HostMessage, HostRequest } from './serverHost';
+import {
+  FRAME_EVENTS,
+  type ServerLoadMode,
+  type ServerLoadReport,
+  serverLoadSection,
+  serverLoadTarget,
+  WARMUP,
+} from './serverLoadReport';
+import { type BenchProcess, forkBenchScript } from './serverProcesses';
+
+export type { ServerLoadMode, ServerLoadReport } from './serverLoadReport';
+
+export interface ServerLoadOptions {
+  /** SSE clients following the run. Default 200. */
+  clients?: number;
+  /** Events of the run, its start and end included. Default 5,000. */
+  events?: number;
+  /** Text deltas the provider emits at once. Default 10. */
+  burstSize?: number;
+  /** Milliseconds from one burst to the next. Default 10: 1,000 deltas a second. */
+  burstMs?: number;
+  /** Processes the clients are spread over. Default 1. */
+  clientProcesses?: number;
+  /** Default: both, Redis only where `redis-server` is on the PATH. */
+  modes?: readonly ServerLoadMode[];
+  /** Write a V8 CPU profile of each host process into this directory. */
+  hostCpuProfileDir?: string;
+}
+
+const CLIENT_TIMEOUT_MS = 120_000;
+const REDIS_SAMPLE_MS = 100;
+const SAMPLER_NAME = 'bench-sampler';
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+type HostProcess = BenchProcess<HostRequest, HostMessage>;
+type ClientProcess = BenchProcess<ClientProcessRequest, ClientProcessMessage>;
+
+/** Counts Redis's connections (but its own) and reads its CPU time. */
+async function openRedisSampler(url: string) {
+  const client = createClient({ url, name: SAMPLER_NAME });
+  await client.connect();
+  const connections = async () => {
+    const list = String(await client.sendCommand(['CLIENT', 'LIST']));
+    return list.split('\n').filter((line) => line.trim() !== '' && !line.includes(`name=${SAMPLER_NAME}`)).length;
+  };
+  const cpuMs = async () => {
+    const info = String(await client.sendCommand(['INFO', 'cpu']));
+    const seconds = (field: string) => Number(new RegExp(`${field}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
+    return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1000;
+  };
+  return { connections, cpuMs, close: () => client.close() };
+}
+
+/** The machine's CPU time so far, idle and in all, in jiffies; undefined where there is no /proc/stat. */
+function machineCpuTimes(): { idle: number; total: number } | undefined {
+  try {
+    const times = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: idle and iowait are the idle time.
+    return { idle: (times[3] ?? 0) + (times[4] ?? 0), total: times.reduce((sum, value) => sum + value, 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+async function postRun(url: string, sessionId: string, body: unknown): Promise<void> {
+  const response = await fetch(`${url}/sessions/${sessionId}/runs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 202) throw new Error(`POST /runs answered ${response.status}: ${await response.text()}`);
+}
+
+async function hostState(url: string, sessionId: string): Promise<unknown> {
+  const response = await fetch(`${url}/sessions/${sessionId}/state`);
+  if (!response.ok) throw new Error(`GET /state answered ${response.status}`);
+  return ((await response.json()) as { state: unknown }).state;
+}
+
+/** What the client processes saw of one run, all together. */
+interface FollowedRun {
+  clients: LoadClientSummary[];
+  latencies: Float64Array;
+  cpuMs: number;
+  failures: string[];
+}
+
+/** A failed client process's message as a rejection, else its answer. */
+async function answerOf<Type extends ClientProcessMessage['type']>(
+  clientProcess: ClientProcess,
+  type: Type,
+): Promise<Extract<ClientProcessMessage, { type: Type }>> {
+  const failed = clientProcess.next('failed').then((message) => {
+    throw new Error(`A client process failed: ${message.message}`);
+  });
+  return Promise.race([clientProcess.next(type), failed]);
+}
+
+/**
+ * Connects `clients` SSE clients, spread over the client processes, to a fresh session, and
+ * only once every one is connected starts the run: each reads it whole, live. Checks each
+ * client's final state against the host's.
+ */
+async function followRun(
+  url: string,
+  sessionId: string,
+  provider: string,
+  clients: number,
+  events: number,
+  processes: readonly ClientProcess[],
+): Promise<FollowedRun> {
+  const runId = `${sessionId}-run`;
+  const options = { url, sessionId, runId, expectedEvents: events, timeoutMs: CLIENT_TIMEOUT_MS };
+  const shares = processes.map((_, index) => Math.floor((clients + index) / processes.length));
+  const followed = processes.map((clientProcess) => answerOf(clientProcess, 'followed'));
+  // Awaited below; a process that fails while the others connect is reported through `connected`.
+  for (const answer of followed) answer.catch(() => {});
+  const connected = processes.map((clientProcess) => answerOf(clientProcess, 'connected'));
+  processes.forEach((clientProcess, index) => {
+    clientProcess.send({ type: 'follow', clients: shares[index] as number, options });
+  });
+  await Promise.all(connected);
+  await postRun(url, sessionId, { provider, runId, input: { prompt: 'Write a long answer.' } });
+  const answers = await Promise.all(followed);
+  // Through JSON, as the host's state came: what a store holds as `undefined` is absent there.
+  const expected = await hostState(url, sessionId);
+  const failures: string[] = [];
+  const summaries: LoadClientSummary[] = [];
+  answers.forEach((answer, processIndex) => {
+    const label = (index: number) => `client ${index} of process ${processIndex}`;
+    answer.clients.forEach((client, index) => {
+      if (client.problems.length > 0) failures.push(`${label(index)}: ${client.problems.slice(0, 3).join('; ')}`);
+      if (client.events !== events) failures.push(`${label(index)}: ${client.events} events, the run has ${events}`);
+    });
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(answer.state)), expected)) {
+      failures.push(`${label(0)}: its final state differs from the host's`);
+    }
+    for (const index of answer.differing) failures.push(`${label(index)}: its final state differs from client 0's`);
+    summaries.push(...answer.clients);
+  });
+  const latencies = new Float64Array(answers.reduce((sum, answer) => sum + answer.latencies.length, 0));
+  let offset = 0;
+  for (const answer of answers) {
+    latencies.set(answer.latencies, offset);
+    offset += answer.latencies.length;
+  }
+  const cpuMs = answers.reduce((sum, answer) => sum + answer.cpuMs, 0);
+  return { clients: summaries, latencies, cpuMs, failures };
+}
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] as number;
+}
+
+type ResolvedOptions = Required<Omit<ServerLoadOptions, 'hostCpuProfileDir'>> & {
+  hostCpuProfileDir: string | undefined;
+};
+
+async function measureMode(mode: ServerLoadMode, options: ResolvedOptions): Promise<ServerLoadReport> {
+  let redis: TestRedisServer | undefined;
+  let sampler: Awaited<ReturnType<typeof openRedisSampler>> | undefined;
+  let host: HostProcess | undefined;
+  const clientProcesses: ClientProcess[] = [];
+  try {
+    const env: Record<string, string> = {
+      LOAD_DELTAS: String(options.events - FRAME_EVENTS),
+      LOAD_WARMUP_DELTAS: String(WARMUP.deltas),
+      LOAD_BURST_SIZE: String(options.burstSize),
+      LOAD_BURST_MS: String(options.burstMs),
+    };
+    if (mode === 'redis') {
+      redis = await startRedisServer();
+      sampler = await openRedisSampler(redis.url);
+      env.LOAD_REDIS_URL = redis.url;
+    }
+    const profile = options.hostCpuProfileDir;
+    host = forkBenchScript<HostRequest, HostMessage>('serverHost.ts', {
+      env,
+      execArgv: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile],
+    });
+    for (let index = 0; index < options.clientProcesses; index += 1) {
+      clientProcesses.push(forkBenchScript<ClientProcessRequest, ClientProcessMessage>('serverClientProcess.ts'));
+    }
+    const [{ url }] = await Promise.all([
+      host.next('ready'),
+      ...clientProcesses.map((clientProcess) => clientProcess.next('ready')),
+    ]);
+    // A short run first, so the host and the clients are measured warm, not compiling.
+    const warmup = await followRun(
+      url,
+      'warmup',
+      'warmup',
+      WARMUP.clients,
+      WARMUP.deltas + FRAME_EVENTS,
+      clientProcesses,
+    );
+    if (warmup.failures.length > 0) throw new Error(`Warm-up (${mode}): ${warmup.failures.slice(0, 10).join('\n')}`);
+
+    const baselineTaken = host.next('baseline');
+    host.send({ type: 'baseline' });
+    await baselineTaken;
+    const redisCpuBefore = await sampler?.cpuMs();
+    let redisConnections = 0;
+    const sampleRedis = () =>
+      sampler
+        ?.connections()
+        .then((count) => {
+          redisConnections = Math.max(redisConnections, count);
+        })
+        .catch(() => {});
+    const watchRedis = sampler && setInterval(sampleRedis, REDIS_SAMPLE_MS);
+    const machineBefore = machineCpuTimes();
+    const run = await followRun(url, 'load', 'load', options.clients, options.events, clientProcesses);
+    const machineAfter = machineCpuTimes();
+    clearInterval(watchRedis);
+    const reported = host.next('report');
+    host.send({ type: 'report' });
+    const report = await reported;
+    const redisCpuAfter = await sampler?.cpuMs();
+    await sampleRedis();
+    if (run.failures.length > 0) {
+      throw new Error(
+        `Server load (${mode}): ${run.failures.length} failures:\n${run.failures.slice(0, 10).join('\n')}`,
+      );
+    }
+
+    const first = run.clients[0] as LoadClientSummary;
+    const wallMs = Math.max(...run.clients.map((client) => client.terminalReceivedAt)) - first.firstEventAt;
+    const latencies = run.latencies.sort();
+    return {
+      mode,
+      cores: os.cpus().length,
+      clients: options.clients,
+      clientProcesses: options.clientProcesses,
+      eventsPerClient: options.events,
+      totalEvents: latencies.length,
+      burstSize: options.burstSize,
+      burstMs: options.burstMs,
+      runMs: first.terminalEventAt - first.firstEventAt,
+      wallMs,
+      eventsPerSecond: latencies.length / (wallMs / 1000),
+      latency: {
+        p50: percentile(latencies, 0.5),
+        p99: percentile(latencies, 0.99),
+        max: latencies[latencies.length - 1] as number,
+      },
+      host: { baseline: report.baseline, peak: report.peak, cpuMs: report.cpuMs },
+      clientsCpuMs: run.cpuMs,
+      reconnects: run.clients.reduce((sum, client) => sum + client.reconnects, 0),
+      ...(machineBefore === undefined || machineAfter === undefined
+        ? {}
+        : {
+            machineBusy:
+              1 - (machineAfter.idle - machineBefore.idle) / Math.max(1, machineAfter.total - machineBefore.total),
+          }),
+      ...(redisCpuBefore === undefined || redisCpuAfter === undefined
+        ? {}
+        : { redisConnections, redisCpuMs: redisCpuAfter - redisCpuBefore }),
+    };
+  } finally {
+    await Promise.all(clientProcesses.map((clientProcess) => clientProcess.close({ type: 'close' })));
+    await host?.close({ type: 'close' });
+    await sampler?.close();
+    await redis?.stop();
+  }
+}
+
+/** Runs the load in each mode, one after the other, each on processes (and a redis-server) of its own. */
+export async function measureServerLoad(options: ServerLoadOptions = {}): Promise<ServerLoadReport[]> {
+  const resolved: ResolvedOptions = {
+    clients: options.clients ?? 200,
+    events: options.events ?? 5_000,
+    burstSize: options.burstSize ?? 10,
+    burstMs: options.burstMs ?? 10,
+    clientProcesses: options.clientProcesses ?? 1,
+    modes: options.modes ?? (redisServerAvailable() ? ['memory', 'redis'] : ['memory']),
+    hostCpuProfileDir: options.hostCpuProfileDir,
+  };
+  if (resolved.events <= FRAME_EVENTS) throw new RangeError(`events must be above ${FRAME_EVENTS}`);
+  if (!(resolved.clientProcesses >= 1 && resolved.clientProcesses <= Math.min(resolved.clients, WARMUP.clients))) {
+    throw new RangeError(`clientProcesses must be from 1 to the clients (and ${WARMUP.clients} at most)`);
+  }
+  const reports: ServerLoadReport[] = [];
+  for (const mode of resolved.modes) {
+    reports.push(await measureMode(mode, resolved));
+    gc();
+  }
+  return reports;
+}
+
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index === -1 ? undefined : process.argv[index + 1];
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const options: ServerLoadOptions = {};
+  for (const [key, name] of [
+    ['clients', 'clients'],
+    ['events', 'events'],
+    ['burstSize', 'burst-size'],
+    ['burstMs', 'burst-ms'],
+    ['clientProcesses', 'client-processes'],
+  ] as const) {
+    const value = argument(name);
+    if (value !== undefined) options[key] = Number(value);
+  }
+  const modes = argument('modes');
+  if (modes !== undefined) options.modes = modes.split(',') as ServerLoadMode[];
+  const profileDir = argument('host-cpu-prof');
+  if (profileDir !== undefined) options.hostCpuProfileDir = profileDir;
+  const reports = await measureServerLoad(options);
+  if (process.argv.includes('--json')) process.stdout.write(JSON.stringify(reports));
+  else console.log([...serverLoadSection(reports), '', serverLoadTarget(reports)].join('\n'));
+  process.exit(0);
+}

@@ -1,0 +1,93 @@
+// The figures of bench/server.ts and their section of bench/RESULTS.md, apart from the
+// bench itself so that bench/run.ts formats them without loading what measures them.
+import type { HostMemorySample } from './serverHost';
+
+export type ServerLoadMode = 'memory' | 'redis';
+
+/** Events besides the deltas: run.started, the prompt's started and completed, the answer's, run.completed. */
+export const FRAME_EVENTS = 6;
+/** The run before the measured one, so that the host and the clients are measured warm. */
+export const WARMUP = { clients: 20, deltas: 500 };
+
+/** One mode's figures. Times in ms, memory in bytes. */
+export interface ServerLoadReport {
+  mode: ServerLoadMode;
+  /** The machine's cores, which the host, the clients and Redis share. */
+  cores: number;
+  clients: number;
+  clientProcesses: number;
+  eventsPerClient: number;
+  totalEvents: number;
+  burstSize: number;
+  burstMs: number;
+  /** The run's first event to its terminal event, by their timestamps. */
+  runMs: number;
+  /** The run's first event to the last client's receipt of the terminal event. */
+  wallMs: number;
+  eventsPerSecond: number;
+  latency: { p50: number; p99: number; max: number };
+  host: { baseline: HostMemorySample; peak: HostMemorySample; cpuMs: number };
+  /** CPU time of the client processes, from their connecting to their last terminal event. */
+  clientsCpuMs: number;
+  /** Streams the clients had to resume (the host dropped a slow reader). */
+  reconnects: number;
+  /** The share of the machine's CPU time not idle while the clients followed the run, every process counted (Linux). */
+  machineBusy?: number;
+  /** Connections to Redis at the most, sampled every 100 ms (the sampler's own not counted). */
+  redisConnections?: number;
+  /** CPU time of redis-server over the run (`INFO cpu`). */
+  redisCpuMs?: number;
+}
+
+const mb = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
+const fixed = (value: number, digits = 1) => value.toFixed(digits);
+
+/** Host, clients and Redis CPU time over the wall, as a share of the machine's cores. */
+function benchBusy(report: ServerLoadReport): number {
+  const cpuMs = report.host.cpuMs + report.clientsCpuMs + (report.redisCpuMs ?? 0);
+  return cpuMs / (report.wallMs * report.cores);
+}
+
+/** The RESULTS.md section of these reports, as lines. */
+export function serverLoadSection(reports: readonly ServerLoadReport[]): string[] {
+  const [first] = reports;
+  if (first === undefined) return [];
+  const rate = (first.burstSize * 1000) / first.burstMs;
+  const processes = first.clientProcesses === 1 ? 'one process' : `${first.clientProcesses} processes`;
+  const lines = [
+    `## Agent host under load: ${first.clients} SSE clients on one run`,
+    '',
+    `\`bench/server.ts\`: one host (\`createAgentHost\`, \`toNodeHandler\`) in a process of its own; ${first.clients} clients in ${processes} of their own, each a plain \`fetch\` of \`GET /sessions/:id/events\` on a fresh session, all connected before \`POST /runs\` starts the run. The run is the local provider playing one assistant message of ${(first.eventsPerClient - FRAME_EVENTS).toLocaleString('en')} text deltas of 21 characters, ${first.burstSize} at once every ${first.burstMs} ms (${rate.toLocaleString('en')} deltas/s, paced against the run's start), ${first.eventsPerClient.toLocaleString('en')} events in all. Each client parses the SSE (eventsource-parser) and dispatches every event into its own \`createAgentStore()\`; every client's state at the end equals the host's \`GET /state\`, and every event arrived once and in order (checked: the bench throws otherwise). Latency: the client's receive time minus the event's \`timestamp\`, both \`performance.timeOrigin + performance.now()\`. Run: the run's first event to its last, by their timestamps; wall: the first event to the last client's terminal event; events/s = events delivered / wall. Host memory: \`process.memoryUsage()\` of the host process sampled every 50 ms, the baseline after a warm-up run (${WARMUP.clients} clients, ${WARMUP.deltas} deltas) and a collection, before the clients connect. CPU: the host's (baseline to report), the client processes' (connect to last terminal event) and redis-server's (\`INFO cpu\`); CPU busy: the bench's, that sum over the wall, of the machine's ${first.cores} cores, which the host, the clients and Redis share; the machine's, its time not idle over the same run (\`/proc/stat\`), every process counted: where the machine is busier than the bench, other processes took the difference. The host's heartbeat is 100 ms, so that a client sees its stream open before the run starts (\`toNodeHandler\` sends the headers of an event stream with its first write). One measured run per log: on a shared machine latencies vary by several times from run to run.`,
+    '',
+    '| log | events delivered | run s | wall s | events/s delivered | latency p50 ms | p99 ms | max ms | host RSS MB, baseline → peak | host heap MB, baseline → peak | CPU s: host / clients / Redis | CPU busy: bench / machine | Redis connections |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const report of reports) {
+    const { host, latency } = report;
+    lines.push(
+      `| ${report.mode} | ${report.totalEvents.toLocaleString('en')} | ${fixed(report.runMs / 1000, 2)} | ${fixed(report.wallMs / 1000, 2)} | ${Math.round(report.eventsPerSecond).toLocaleString('en')} | ${fixed(latency.p50)} | ${fixed(latency.p99)} | ${fixed(latency.max)} | ${mb(host.baseline.rss)} → ${mb(host.peak.rss)} | ${mb(host.baseline.heapUsed)} → ${mb(host.peak.heapUsed)} | ${fixed(host.cpuMs / 1000, 2)} / ${fixed(report.clientsCpuMs / 1000, 2)} / ${report.redisCpuMs === undefined ? '-' : fixed(report.redisCpuMs / 1000, 2)} | ${fixed(benchBusy(report) * 100, 0)} % / ${report.machineBusy === undefined ? '-' : `${fixed(report.machineBusy * 100, 0)} %`} | ${report.redisConnections ?? '-'} |`,
+    );
+  }
+  if (!reports.some((report) => report.mode === 'redis')) {
+    lines.push('', 'Redis log: not measured (no `redis-server` on the PATH).');
+  }
+  const reconnects = reports.filter((report) => report.reconnects > 0);
+  if (reconnects.length > 0) {
+    lines.push(
+      '',
+      `Streams resumed after the host dropped a slow reader: ${reconnects.map((report) => `${report.reconnects} (${report.mode})`).join(', ')}.`,
+    );
+  }
+  return lines;
+}
+
+/** The line of the "Targets" section: the issue's load criterion, and the figures behind it. */
+export function serverLoadTarget(reports: readonly ServerLoadReport[]): string {
+  const [first] = reports;
+  if (first === undefined) return '- Load: not measured.';
+  const figures = reports.map(
+    (report) =>
+      `${report.mode} ${Math.round(report.eventsPerSecond).toLocaleString('en')} events/s delivered, p99 ${fixed(report.latency.p99, 0)} ms, host peak RSS ${mb(report.host.peak.rss)} MB`,
+  );
+  return `- ${first.clients} concurrent SSE clients on one host, every client's final state equal to the run's: yes, ${figures.join('; ')}.`;
+}
