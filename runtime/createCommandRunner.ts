@@ -9,12 +9,12 @@ import type {
   AgentCommandType,
 } from '../protocol/commandSchemas';
 import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
-import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent } from '../protocol/eventSchemas';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { parseAgentCommand } from '../protocol/parseAgentEvent';
 import { AgentCommandError } from '../providers/AgentCommandError';
 import type { AgentApprovalAnswer, AnyAgentProvider } from '../providers/AgentProvider';
+import { createClientToolResultEvent } from '../providers/clientToolResultEvent';
 import { runAgentCommand } from '../providers/runAgentCommand';
 import { getAgentCommandKey } from './agentCommandKeys';
 import { commandLaneMachine } from './commandLaneMachine';
@@ -193,14 +193,18 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
 
   /** Settles a tool call a waiting run left to the application, with an event of that run. */
   const settleClientTool = (command: AgentCommandOf<'tool.submit_result'>) => {
-    const initialSequence = store.getSnapshot().lastSequenceByRun[command.runId] ?? 0;
-    const events = createAgentEventFactory({ sessionId, runId: command.runId, initialSequence, now });
-    const meta = { agentstate: { executedBy: 'client', commandId: command.commandId } };
     const { toolCallId, result, error } = command.payload;
     dispatch(
-      error !== undefined
-        ? events.create('tool.failed', { toolCallId, error }, { meta })
-        : events.create('tool.completed', result === undefined ? { toolCallId } : { toolCallId, result }, { meta }),
+      createClientToolResultEvent({
+        sessionId,
+        runId: command.runId,
+        afterSequence: store.getSnapshot().lastSequenceByRun[command.runId] ?? 0,
+        timestamp: now(),
+        toolCallId,
+        result,
+        error,
+        commandId: command.commandId,
+      }),
     );
   };
 

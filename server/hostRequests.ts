@@ -28,7 +28,14 @@ export const agentHostRunRequestSchema = z.strictObject({
        */
       toolResults: z.optional(
         z.array(
-          z.strictObject({ toolCallId: id, result: z.optional(z.unknown()), error: z.optional(agentErrorInfoSchema) }),
+          z.strictObject({
+            toolCallId: id,
+            result: z.optional(z.unknown()),
+            error: z.optional(agentErrorInfoSchema),
+            /** When the client settled it: the host's event carries the same timestamp. */
+            timestamp: z.optional(z.number().check(z.gte(0))),
+            commandId: z.optional(id),
+          }),
         ),
       ),
     }),

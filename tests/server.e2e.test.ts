@@ -107,8 +107,9 @@ describe('upstream -> host -> createAgentEventProvider -> runtime', () => {
       ['call_a', 'completed', { celsius: 14 }],
       ['call_b', 'completed', { celsius: 21 }],
     ]);
-    expect(results(chat.getSnapshot().agentState)).toEqual(results(state));
-    expect(Object.keys(chat.getSnapshot().agentState.runs)).toEqual(Object.keys(state.runs));
+    // The host wrote the very events the client applied for them: the two states are equal.
+    expect(chat.getSnapshot().agentState.issues).toEqual([]);
+    expect(plain(chat.getSnapshot().agentState)).toEqual(plain(state));
     chat.abort();
   });
 

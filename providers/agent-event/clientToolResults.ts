@@ -1,4 +1,4 @@
-import type { AgentState } from '../../machines/agentState';
+import type { AgentState, AgentToolCallState } from '../../machines/agentState';
 import type { AgentErrorInfo } from '../../protocol/eventSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 
@@ -7,6 +7,10 @@ export interface AgentHostToolResult {
   toolCallId: string;
   result?: unknown;
   error?: AgentErrorInfo;
+  /** When the client settled it: the host's event carries the same timestamp. */
+  timestamp: number;
+  /** The `tool.submit_result` command that settled it on the client. */
+  commandId?: string;
 }
 
 /**
@@ -17,14 +21,18 @@ export interface AgentHostToolResult {
 export function clientToolResults(history: AgentState | undefined, runId: string): AgentHostToolResult[] {
   const run = history?.runs[runId];
   if (history === undefined || run === undefined) return [];
-  const results: AgentHostToolResult[] = [];
+  const settled: Array<{ call: AgentToolCallState; result: AgentHostToolResult }> = [];
   for (const toolCallId of run.pendingToolCallIds ?? []) {
     const call = history.toolCalls[getAgentEntityKey(runId, toolCallId)];
-    if (call?.status === 'completed') {
-      results.push(call.result === undefined ? { toolCallId } : { toolCallId, result: call.result });
-    } else if (call?.status === 'failed' && call.error !== undefined) {
-      results.push({ toolCallId, error: call.error });
-    }
+    if (call === undefined || (call.status !== 'completed' && call.status !== 'failed')) continue;
+    if (call.status === 'failed' && call.error === undefined) continue;
+    const result: AgentHostToolResult = { toolCallId, timestamp: call.updatedAt };
+    if (call.status === 'failed' && call.error !== undefined) result.error = call.error;
+    else if (call.result !== undefined) result.result = call.result;
+    const commandId = (call.meta?.agentstate as { commandId?: unknown } | undefined)?.commandId;
+    if (typeof commandId === 'string') result.commandId = commandId;
+    settled.push({ call, result });
   }
-  return results;
+  // In the order the client settled them, so the host's events take the same sequences.
+  return settled.sort((a, b) => a.call.updatedAt - b.call.updatedAt).map(({ result }) => result);
 }

@@ -7,3 +7,5 @@ export type {
 } from './createAgentEventProvider';
 export { createAgentEventProvider } from './createAgentEventProvider';
 export type { AgentHostContinuation, AgentHostRunRequest } from './createAgentHostTransport';
+export type { AgentSessionFollowChange, FollowAgentSessionOptions } from './followAgentSession';
+export { followAgentSession } from './followAgentSession';
