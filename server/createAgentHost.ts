@@ -79,6 +79,12 @@ export interface AgentHostOptions {
   slowReaderMs?: number;
   /** Largest request body. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * A snapshot of a session's state is saved every this many events (and when a run ends),
+   * so `/state` survives the log trimming a session's oldest events. Keep it well below the
+   * log's bound per session (`maxEntriesPerSession`). Default 1 000.
+   */
+  snapshotEvery?: number;
   /** Sessions whose state the instance keeps in memory. Default 1 000. */
   maxCachedSessions?: number;
   /** Reconnecting upstream streams that break (see `runAgentProvider`). */
@@ -174,7 +180,10 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     ((error: unknown, context: { sessionId: string; runId?: string }) => {
       console.error('agentstate host:', context, error);
     });
-  const sessions = new SessionStates(log, { maxSessions: options.maxCachedSessions ?? 1000, snapshotEvery: 1000 });
+  const sessions = new SessionStates(log, {
+    maxSessions: options.maxCachedSessions ?? 1000,
+    snapshotEvery: options.snapshotEvery ?? 1000,
+  });
   const runs = new RunningRuns({
     log,
     instanceId,
