@@ -55,6 +55,7 @@ export function checkpointedRun(options: {
     store,
     runs: new Map([[runId, run]]),
     book: new CommandBook(Date.now),
+    strandedRuns: new Set(),
     schedule: () => {},
     providerOf: () => options.provider,
     checkpoint: (reason) => coordinator.schedule(reason),

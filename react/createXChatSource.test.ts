@@ -20,6 +20,7 @@ function fakeRuntime() {
     error: undefined,
     connectionState: 'idle',
     checkpointError: undefined,
+    strandedRunIds: [],
   };
   const runtime = {
     sessionId: 's1',
@@ -87,6 +88,10 @@ describe('createXChatSource', () => {
     agentState.runs['run-1'] = { id: 'run-1', sessionId: 's1', status: 'running', startedAt: 1, updatedAt: 1 };
     change({ agentState });
     expect(chat.getSnapshot().isRequesting).toBe(true);
+    // Restored without a way to resume it, the run stays running in AgentState but is not followed.
+    change({ strandedRunIds: ['run-1'] });
+    expect(chat.getSnapshot().isRequesting).toBe(false);
+    change({ strandedRunIds: [] });
 
     const failed = createEmptyAgentState();
     failed.runs['run-1'] = {

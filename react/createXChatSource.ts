@@ -11,7 +11,10 @@ export interface XChatView {
   agentState: AgentState;
   /** The conversation's messages through the message layer; unchanged entries keep their identity. */
   messages: AgentMessageInfo[];
-  /** A request is in flight, or a run of the conversation is running in AgentState. */
+  /**
+   * A request is in flight, or a run of the conversation is running in AgentState (but for
+   * runs the runtime cannot follow after a restore: `runtime.getSnapshot().strandedRunIds`).
+   */
   isRequesting: boolean;
   commandStates: Readonly<Record<string, AgentCommandState>>;
   latestCommandByAction: Readonly<Record<string, string>>;
@@ -46,6 +49,12 @@ export interface XChatSourceOptions {
 
 type Cancel = () => void;
 
+/** Whether a run of the session is running in AgentState that the runtime still follows or may yet end. */
+function isFollowingARun(agentState: AgentState, sessionId: string, stranded: readonly string[]): boolean {
+  const running = selectRunningRuns(agentState, sessionId);
+  return stranded.length === 0 ? running.length > 0 : running.some((run) => !stranded.includes(run.id));
+}
+
 /** Runs `flush` at the next animation frame, or after `throttleMs` (16 ms where there are no frames). */
 function scheduleFlush(flush: () => void, throttleMs: number | undefined): Cancel {
   if (throttleMs === undefined && typeof requestAnimationFrame === 'function') {
@@ -77,7 +86,8 @@ export function createXChatSource<Input>(
   const compute = (): XChatView => {
     const snapshot = runtime.getSnapshot();
     const messages = layer.apply(snapshot.messages);
-    const isRequesting = snapshot.isRequesting || selectRunningRuns(snapshot.agentState, runtime.sessionId).length > 0;
+    const isRequesting =
+      snapshot.isRequesting || isFollowingARun(snapshot.agentState, runtime.sessionId, snapshot.strandedRunIds);
     const error = toXChatError(snapshot, runtime.sessionId);
     if (
       view !== undefined &&

@@ -180,6 +180,7 @@ describe('the runtime restores its conversation from the checkpoint', () => {
     // The run was streaming and its provider cannot resume it: the connection says so.
     expect(restored.connectionState).toBe('unrecoverable');
     expect(restored.agentState.runs[run.runId]?.status).toBe('running');
+    expect([restored.strandedRunIds, restored.isRequesting]).toEqual([[run.runId], false]);
     // The user sends the same decision again: the same command, with its idempotency key.
     await second.agentActions
       .resolveApproval({ runId: run.runId, approvalId: 'pay', decision: 'approved' })

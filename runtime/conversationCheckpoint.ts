@@ -113,6 +113,7 @@ export async function restoreConversation(
     const known = core.runs.get(run.id);
     if (cursor === undefined || known === undefined || !canResume(run.id)) {
       stranded += 1;
+      core.strandedRuns.add(run.id);
       continue;
     }
     resume.push({ runId: run.id, input: known.input, cursor, lastSequence: state.lastSequenceByRun[run.id] ?? 0 });

@@ -84,6 +84,12 @@ export interface XChatSnapshot {
   connectionState: AgentConnectionState;
   /** The last checkpoint that could not be read or saved; the runs went on regardless. */
   checkpointError: AgentCheckpointError | undefined;
+  /**
+   * Runs AgentState shows `running` that this runtime cannot follow: restored from a
+   * checkpoint with no cursor or no resumable provider (`connectionState` was
+   * `unrecoverable`). They stay as they were saved; nothing here will end them.
+   */
+  strandedRunIds: readonly string[];
 }
 
 export interface XChatRequestOptions<Input> {
@@ -206,6 +212,9 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const now = options.now ?? Date.now;
   const store = createAgentStore(options.store);
   const runs = new Map<string, RuntimeRun>();
+  const strandedRuns = new Set<string>();
+  /** `strandedRuns` as the snapshot shows it, made again only when a run joins it. */
+  let strandedRunIds: readonly string[] = [];
   const book = new CommandBook(now);
   const listeners = new Set<() => void>();
   let holders = 0;
@@ -259,6 +268,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     store,
     runs,
     book,
+    strandedRuns,
     schedule,
     providerOf: (runId) => runs.get(runId)?.provider ?? (options.provider as AnyAgentProvider),
     checkpoint: (reason) => {
@@ -394,6 +404,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     // a run whose events a strict store refused stays running there, with nobody streaming it.
     let isRequesting = waiting > 0;
     for (const run of runs.values()) if (run.controller !== undefined) isRequesting = true;
+    if (strandedRunIds.length !== strandedRuns.size) strandedRunIds = [...strandedRuns];
     if (
       snapshot?.agentState !== agentState ||
       snapshot.isRequesting !== isRequesting ||
@@ -401,7 +412,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
       snapshot.latestCommandByAction !== book.latestByAction ||
       snapshot.error !== lastError ||
       snapshot.connectionState !== connection.getSnapshot().value ||
-      snapshot.checkpointError !== checkpointError
+      snapshot.checkpointError !== checkpointError ||
+      snapshot.strandedRunIds !== strandedRunIds
     ) {
       snapshot = {
         agentState,
@@ -412,6 +424,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         error: lastError,
         connectionState: connection.getSnapshot().value as AgentConnectionState,
         checkpointError,
+        strandedRunIds,
       };
     }
     return snapshot;

@@ -26,6 +26,11 @@ export interface RuntimeCore {
   readonly store: AgentStore;
   readonly runs: Map<string, RuntimeRun>;
   readonly book: CommandBook;
+  /**
+   * Runs AgentState shows running that this runtime cannot follow: restored from a
+   * checkpoint without a cursor or a resumable provider. Nothing here will end them.
+   */
+  readonly strandedRuns: Set<string>;
   /** Tells the runtime's listeners, in a task of their own. */
   schedule(): void;
   /** The provider a run's commands and continuations go to: the one that ran it here, else the runtime's. */
