@@ -106,8 +106,17 @@ export interface AgentEventLog {
     fingerprint: string,
     ttlMs: number,
   ): Promise<AgentCommandRecord | undefined>;
-  /** Records how the command of `key` ended and wakes everyone in `awaitCommand` for it. */
-  settleCommand(sessionId: string, key: string, outcome: AgentCommandOutcome, ttlMs: number): Promise<void>;
+  /**
+   * Records how the command of `key` (whose fingerprint is `settled.fingerprint`) ended, for
+   * `ttlMs`, and wakes everyone in `awaitCommand` for it. The first outcome stays: when the
+   * key is already settled, nothing changes. Resolves with the outcome that stands.
+   */
+  settleCommand(
+    sessionId: string,
+    key: string,
+    settled: { fingerprint: string; outcome: AgentCommandOutcome },
+    ttlMs: number,
+  ): Promise<AgentCommandOutcome>;
   /**
    * Resolves the settled record of `key` as soon as there is one (at once when it is already
    * settled), or `undefined` after `timeoutMs` or when `signal` aborts.

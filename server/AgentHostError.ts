@@ -13,6 +13,7 @@ export const AGENT_HOST_ERROR_STATUS = {
   method_not_allowed: 405,
   run_exists: 409,
   run_ended: 409,
+  continuation_in_progress: 409,
   idempotency_conflict: 409,
   cursor_expired: 410,
   payload_too_large: 413,

@@ -22,7 +22,22 @@ export class EventAppender {
     private readonly onFailure: (error: unknown) => void,
     /** Told after each batch is in the log. */
     private readonly onAppended: () => void = () => {},
+    /** Asked before each append: `false` (the run's lease may be lost) stops appending for good. */
+    private readonly mayWrite: () => boolean = () => true,
   ) {}
+
+  /** Whether appending stopped for good (the log failed, or the run's lease may be lost). */
+  get fenced(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /** Stops appending for good: what is pending and what comes later is dropped. */
+  fence(reason: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = reason;
+    this.pending = [];
+    this.onFailure(reason);
+  }
 
   push(event: AgentEvent): void {
     if (this.failure !== undefined) return;
@@ -41,15 +56,17 @@ export class EventAppender {
     await nextMacrotask();
     try {
       while (this.pending.length > 0 && this.failure === undefined) {
+        if (!this.mayWrite()) {
+          this.fence(new Error('The run lease may have expired: its events are no longer written'));
+          return;
+        }
         const batch = this.pending;
         this.pending = [];
         await this.log.append(this.sessionId, batch);
         this.onAppended();
       }
     } catch (error) {
-      this.failure = error;
-      this.pending = [];
-      this.onFailure(error);
+      this.fence(error);
     } finally {
       this.flushing = undefined;
     }

@@ -52,6 +52,8 @@ const runKey = (sessionId: string, runId: string) => `${sessionId}\u0000${runId}
  */
 export class RunningRuns {
   private readonly runs = new Map<string, RunningRun>();
+  /** Commands being executed, by run and idempotency key. */
+  private readonly commands = new Map<string, Promise<AgentCommandOutcome>>();
 
   constructor(private readonly options: RunningRunsOptions) {}
 
@@ -69,6 +71,9 @@ export class RunningRuns {
     const { sessionId, runId } = run;
     const key = runKey(sessionId, runId);
     const controller = new AbortController();
+    // When the lease was last extended: past most of `leaseMs` without a renewal, another
+    // instance may take the run over, so this one stops writing before it could.
+    let renewedAt = Date.now();
     const appender = new EventAppender(
       log,
       sessionId,
@@ -77,11 +82,14 @@ export class RunningRuns {
         controller.abort(error);
       },
       () => this.options.onAppended(sessionId),
+      () => Date.now() - renewedAt < leaseMs * 0.8,
     );
     const renewal = setInterval(() => {
+      const asked = Date.now();
       log.renewRun(sessionId, runId, instanceId, leaseMs).then(
         (held) => {
-          if (!held) controller.abort(new Error('The run lease was lost'));
+          if (held) renewedAt = asked;
+          else appender.fence(new Error('The run lease was lost: another instance may have ended the run'));
         },
         (error) => this.options.onError(error, { sessionId, runId }),
       );
@@ -105,7 +113,17 @@ export class RunningRuns {
    * Carries out a command for a run this instance runs. `run.cancel` on a provider that does
    * not take it aborts the run, which ends `cancelled`.
    */
-  async executeCommand(command: AgentCommand): Promise<AgentCommandOutcome> {
+  executeCommand(command: AgentCommand): Promise<AgentCommandOutcome> {
+    // A key being executed here is not executed again: the second request shares the first's outcome.
+    const key = `${runKey(command.sessionId, command.runId)}\u0000${command.idempotencyKey}`;
+    const running = this.commands.get(key);
+    if (running !== undefined) return running;
+    const outcome = this.executeOnce(command).finally(() => this.commands.delete(key));
+    this.commands.set(key, outcome);
+    return outcome;
+  }
+
+  private async executeOnce(command: AgentCommand): Promise<AgentCommandOutcome> {
     const run = this.runs.get(runKey(command.sessionId, command.runId));
     if (run === undefined) {
       return { status: 'failed', error: { code: 'run_ended', message: `Run "${command.runId}" is not running` } };
@@ -130,6 +148,16 @@ export class RunningRuns {
       });
     } catch (error) {
       const code = AgentCommandError.isInstance(error) ? error.code : 'provider_error';
+      // The provider's own words may name upstream addresses or echo an upstream body: the
+      // client gets what failed, the operator (`onError`) gets why.
+      if (code === 'provider_error' || code === 'protocol_error') {
+        this.options.onError(error, { sessionId: command.sessionId, runId: command.runId });
+        const retryable = AgentCommandError.isInstance(error) && error.retryable;
+        return {
+          status: 'failed',
+          error: { code, message: `The provider failed to execute ${command.type}`, retryable },
+        };
+      }
       return { status: 'failed', error: { ...toAgentErrorInfo(error), code } };
     }
     await run.appender.drain();
@@ -168,7 +196,9 @@ export class RunningRuns {
     }
     await entry.appender.drain();
     try {
-      await log.releaseRun(sessionId, runId, instanceId);
+      // A run whose events stopped reaching the log is not over there: its lease is left to
+      // expire, and then any instance fails it (`host_lost`) from what the log holds.
+      if (!entry.appender.fenced) await log.releaseRun(sessionId, runId, instanceId);
       await this.options.onRunEnded(sessionId, runId);
     } catch (error) {
       this.options.onError(error, { sessionId, runId });

@@ -97,6 +97,7 @@ export class SessionFeed {
       } else {
         const page = await this.log.read(this.sessionId, { after, limit });
         if (page.length > 0) return page.map(encodeEntry);
+        if (signal?.aborted || this.readers === 0) return [];
         // At the log's edge: the feed follows from here unless it already follows.
         if (!this.started) this.begin(after);
       }

@@ -107,12 +107,12 @@ export class SessionStates {
       refreshing: false,
     };
     this.sessions.set(sessionId, entry);
-    if (this.sessions.size > this.options.maxSessions) {
-      const [oldestId, oldest] = this.sessions.entries().next().value as [string, SessionEntry];
-      if (oldest.syncing === undefined) {
-        oldest.store.destroy();
-        this.sessions.delete(oldestId);
-      }
+    // Past the bound, the least recently used sessions go, but none being read right now.
+    for (const [oldestId, oldest] of this.sessions) {
+      if (this.sessions.size <= this.options.maxSessions) break;
+      if (oldest.syncing !== undefined || oldest === entry) continue;
+      oldest.store.destroy();
+      this.sessions.delete(oldestId);
     }
     return entry;
   }

@@ -9,6 +9,7 @@ import { postJson, readEvents, type ServedHost, serveHost } from '../tests/suppo
 import type { AgentEventLog } from './AgentEventLog';
 import { type AgentHost, type AgentHostOptions, createAgentHost } from './createAgentHost';
 import { createMemoryEventLog } from './createMemoryEventLog';
+import { stableJson } from './hostRequests';
 
 const answer: LocalAgentScript = { steps: [{ type: 'text', deltas: ['The ', 'log ', 'is ', 'clean.'] }] };
 const approvalInRun: LocalAgentScript = {
@@ -314,6 +315,128 @@ describe('commands', () => {
   });
 });
 
+describe('what a host holds for requests that went away, and keys under contention', () => {
+  it('stops reading the log for event streams whose clients went away', async () => {
+    const memory = createMemoryEventLog();
+    let follows = 0;
+    const log: AgentEventLog = {
+      ...memory,
+      follow: (sessionId, options) => {
+        follows += 1;
+        return memory.follow(sessionId, options);
+      },
+    };
+    const { base } = await start({ eventLog: log, heartbeatMs: 20 });
+    await postJson(`${base('d1')}/runs`, { provider: 'answer', input: {}, runId: 'r1' });
+    await readEvents(`${base('d1')}/events?runId=r1`, { stop: isTerminal });
+    const clients = Array.from({ length: 20 }, () => new AbortController());
+    await Promise.all(
+      clients.map(async (client) => {
+        const response = await fetch(`${base('d1')}/events`, { signal: client.signal });
+        await response.body?.getReader().read();
+      }),
+    );
+    for (const client of clients) client.abort();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const after = follows;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // With a reader left, the feed would follow again every 20 ms: 15 times in 300 ms.
+    expect(follows - after).toBeLessThanOrEqual(1);
+  });
+
+  it('executes a command sent twice at once, with one key, once; both requests get its outcome', async () => {
+    const { base } = await start();
+    const { body } = await postJson(`${base('k1')}/runs`, { provider: 'approval', input: {} });
+    const runId = body.runId as string;
+    const waiting = await readEvents(`${base('k1')}/events?runId=${runId}`, {
+      stop: (frames) => frames.some((frame) => frame.data.includes('"approval.requested"')),
+    });
+    const requested = waiting.events.find((event) => event.type === 'approval.requested') as AgentEvent;
+    const command = createAgentCommandFactory({ sessionId: 'k1', runId }).create('approval.resolve', {
+      approvalId: (requested.payload as { approvalId: string }).approvalId,
+      decision: 'approved',
+    });
+    const [first, second] = await Promise.all([
+      postJson(`${base('k1')}/commands`, command),
+      postJson(`${base('k1')}/commands`, command),
+    ]);
+    expect(first.status).toBe(200);
+    expect(second).toEqual(first);
+    const all = await readEvents(`${base('k1')}/events?runId=${runId}`, { stop: isTerminal });
+    expect(all.events.filter((event) => event.type === 'approval.resolved')).toHaveLength(1);
+  });
+
+  it('lets a key claimed by an instance that died be tried again once its pending record expires', async () => {
+    const log = createMemoryEventLog();
+    const { base } = await start({ eventLog: log, commandTimeoutMs: 200, runLeaseMs: 300 });
+    const { body } = await postJson(`${base('k2')}/runs`, { provider: 'stall', input: {} });
+    const runId = body.runId as string;
+    await readEvents(`${base('k2')}/events?runId=${runId}`, { stop: (frames) => frames.length >= 3 });
+    const cancel = createAgentCommandFactory({ sessionId: 'k2', runId }).create('run.cancel', {});
+    // Another instance claimed the key, then died before it settled it.
+    const fingerprint = stableJson({ type: cancel.type, runId, payload: cancel.payload });
+    await log.claimCommand('k2', cancel.idempotencyKey, fingerprint, 400);
+    const blocked = await postJson(`${base('k2')}/commands`, cancel);
+    expect([blocked.status, (blocked.body.error as { code: string }).code]).toEqual([504, 'timeout']);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect((await postJson(`${base('k2')}/commands`, cancel)).status).toBe(200);
+    const all = await readEvents(`${base('k2')}/events?runId=${runId}`, { stop: isTerminal });
+    expect(all.events.at(-1)?.type).toBe('run.cancelled');
+  });
+
+  it('starts one continuation of a waiting run when two requests continue it at once', async () => {
+    const log = createMemoryEventLog();
+    const { base, host } = await start({
+      eventLog: log,
+      providers: {
+        tool: createLocalAgentProvider({
+          script: (_input, turn) =>
+            turn.continuation === undefined
+              ? { steps: [{ type: 'tool', name: 'lookup', argumentDeltas: ['{}'] }] }
+              : { steps: [{ type: 'text', deltas: ['Done.'] }] },
+        }),
+      },
+    });
+    await host.startRun('c9', { provider: 'tool', input: {}, runId: 'waiting' });
+    await readEvents(`${base('c9')}/events?runId=waiting`, { stop: isTerminal });
+    const { state } = await host.getState('c9');
+    expect(state.runs.waiting?.pendingToolCallIds).toEqual(['tool-0']);
+    const continuation = {
+      runId: 'waiting',
+      approvals: [],
+      toolResults: [{ toolCallId: 'tool-0', result: 1, timestamp: 5 }],
+    };
+    const answers = await Promise.all(
+      ['c1', 'c2'].map((runId) => postJson(`${base('c9')}/runs`, { provider: 'tool', input: {}, runId, continuation })),
+    );
+    // The second is refused: while the first continues the run (409), or once its tool result is in (400).
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses[0]).toBe(202);
+    expect([400, 409]).toContain(statuses[1]);
+    const all = await readEvents(`${base('c9')}/events`, {
+      stop: (frames) => frames.filter((frame) => frame.data.includes('"run.completed"')).length === 2,
+    });
+    expect(all.events.filter((event) => event.type === 'tool.completed')).toHaveLength(1);
+    expect(all.events.filter((event) => event.type === 'run.started').map((event) => event.runId)).toHaveLength(2);
+  });
+
+  it('stops writing a run whose lease it may have lost; the run then fails host_lost, once', async () => {
+    const memory = createMemoryEventLog();
+    // Renewals say the lease is gone, as when another instance took the run over.
+    const log: AgentEventLog = { ...memory, renewRun: async () => false };
+    const { base, host } = await start({ eventLog: log, runLeaseMs: 300, heartbeatMs: 100 });
+    const { body } = await postJson(`${base('l1')}/runs`, { provider: 'stall', input: {} });
+    const runId = body.runId as string;
+    const read = await readEvents(`${base('l1')}/events?runId=${runId}`, { stop: isTerminal, timeoutMs: 5_000 });
+    const terminals = read.events.filter((event) => event.type.startsWith('run.') && event.type !== 'run.started');
+    expect(terminals.map((event) => [event.type, (event.payload as { error?: { code: string } }).error?.code])).toEqual(
+      [['run.failed', 'host_lost']],
+    );
+    const { state } = await host.getState('l1');
+    expect([state.runs[runId]?.status, state.issues]).toEqual(['failed', []]);
+  });
+});
+
 describe('runs whose instance is gone, and slow readers', () => {
   it('fails a run whose lease expired with host_lost, once, and ends its readers', async () => {
     const log: AgentEventLog = createMemoryEventLog();
@@ -336,7 +459,7 @@ describe('runs whose instance is gone, and slow readers', () => {
   });
 
   it('drops a reader that stops reading, with its cursor; it resumes from there and misses nothing', async () => {
-    const { host, base } = await start({ slowReaderMs: 300, maxQueuedPages: 1, pageSize: 8 });
+    const { host, base } = await start({ slowReaderMs: 300, maxQueuedBytes: 16_384, pageSize: 8 });
     await host.startRun('b1', { provider: 'big', input: {}, runId: 'r1' });
     const response = await fetch(`${base('b1')}/events?runId=r1`);
     const reader = response.body?.getReader() as ReadableStreamDefaultReader<Uint8Array>;

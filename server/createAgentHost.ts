@@ -73,8 +73,8 @@ export interface AgentHostOptions {
   feedCapacity?: number;
   /** Events read from the log at once for a reader. Default 256. */
   pageSize?: number;
-  /** Pages queued for a reader that does not read before the host stops reading for it. Default 4. */
-  maxQueuedPages?: number;
+  /** Bytes of frames queued for a reader that does not read before the host stops reading for it. Default 1 MiB. */
+  maxQueuedBytes?: number;
   /** A reader whose queue stays full this long is dropped with its cursor. Default 30 000 ms. */
   slowReaderMs?: number;
   /** Largest request body. Default 1 MiB. */
@@ -128,6 +128,10 @@ function outcomeResponse(outcome: AgentCommandOutcome): Response {
     code in AGENT_HOST_ERROR_STATUS ? (code as AgentHostErrorCode) : (COMMAND_ERROR_CODES[code] ?? 'provider_error');
   return errorResponse(new AgentHostError(hostCode, message));
 }
+
+/** What makes two commands with one idempotency key the same command. */
+const fingerprintOf = (command: AgentCommand) =>
+  stableJson({ type: command.type, runId: command.runId, payload: command.payload });
 
 /** The error a run fails with when the instance running it stopped before it ended. */
 const HOST_LOST = 'host_lost';
@@ -206,7 +210,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         sessionId,
         { capacity: options.feedCapacity ?? 4096, pageSize, followMs: heartbeatMs },
         () => {
-          if (feeds.get(sessionId) === created) feeds.delete(sessionId);
+          if (feeds.get(sessionId) !== created) return;
+          feeds.delete(sessionId);
+          orphansCheckedAt.delete(sessionId);
         },
       );
       feed = created;
@@ -214,15 +220,17 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     }
     return feed;
   };
-  /** When each session was last checked for runs whose instance is gone. */
+  /** When each session some reader follows was last checked for runs whose instance is gone. */
   const orphansCheckedAt = new Map<string, number>();
+  /** Runs whose lease this instance took and that have not started yet, by session and run. */
+  const starting = new Set<string>();
   let closed = false;
 
   const listening = log.listen(instanceId, (signal) => {
     if (signal.type !== 'command') return;
     const { command } = signal;
     executeHere(command)
-      .then((outcome) => log.settleCommand(command.sessionId, command.idempotencyKey, outcome, commandRecordMs))
+      .then((outcome) => record(command, outcome))
       .catch((error) => onError(error, { sessionId: command.sessionId, runId: command.runId }));
   });
   // A log that cannot listen fails the requests that need it, not the process.
@@ -254,14 +262,25 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       throw new AgentHostError('invalid_request', `The continued run "${continued}" is not a run of this session`);
     }
     const settled = settleClientTools(state, sessionId, request, now);
+    // One continuation of a waiting run at a time, across instances (a double click, two
+    // tabs): the lease lapses by itself, so a continuation that failed can be tried again.
+    if (continued !== undefined && !(await log.claimRun(sessionId, `continuation:${continued}`, instanceId, leaseMs))) {
+      throw new AgentHostError('continuation_in_progress', `Run "${continued}" is being continued by another request`);
+    }
     if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) {
       throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
     }
-    if (settled.length > 0) {
-      await log.append(sessionId, settled);
-      ({ state, cursor } = await sessions.sync(sessionId));
+    const key = `${sessionId}\u0000${runId}`;
+    starting.add(key);
+    try {
+      if (settled.length > 0) {
+        await log.append(sessionId, settled);
+        ({ state, cursor } = await sessions.sync(sessionId));
+      }
+      runs.start({ sessionId, runId, provider, input, history: state, continuation: toContinuation(request) });
+    } finally {
+      starting.delete(key);
     }
-    runs.start({ sessionId, runId, provider, input, history: state, continuation: toContinuation(request) });
     return { runId, cursor: cursor ?? null };
   }
 
@@ -324,6 +343,11 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
 
   /** A command for a run this instance runs, checked against the session's machines first. */
   async function executeHere(command: AgentCommand): Promise<AgentCommandOutcome> {
+    // Its lease taken, a run may still be writing its client's tool results before it starts.
+    const key = `${command.sessionId}\u0000${command.runId}`;
+    for (let waited = 0; starting.has(key) && waited < commandTimeoutMs; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     if (!runs.has(command.sessionId, command.runId)) {
       return failed('run_ended', `Run "${command.runId}" is not running`);
     }
@@ -377,8 +401,10 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
 
   async function executeCommand(command: AgentCommand): Promise<AgentCommandOutcome> {
     const { sessionId, idempotencyKey } = command;
-    const fingerprint = stableJson({ type: command.type, runId: command.runId, payload: command.payload });
-    const existing = await log.claimCommand(sessionId, idempotencyKey, fingerprint, commandRecordMs);
+    const fingerprint = fingerprintOf(command);
+    // Pending only while a first request can still be executing it: an instance that died
+    // with the key claimed does not keep it from being tried again.
+    const existing = await log.claimCommand(sessionId, idempotencyKey, fingerprint, commandTimeoutMs + leaseMs);
     if (existing !== undefined) {
       if (existing.fingerprint !== fingerprint) {
         return failed('idempotency_conflict', `The key "${idempotencyKey}" was used for a different command`);
@@ -391,8 +417,18 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       return failed('timeout', `The first request with the key "${idempotencyKey}" has not finished`);
     }
     const { outcome, settled } = await route(command);
-    if (!settled) await log.settleCommand(sessionId, idempotencyKey, outcome, commandRecordMs);
-    return outcome;
+    return settled ? outcome : record(command, outcome);
+  }
+
+  /**
+   * Keeps a command's outcome under its key, unless one is kept already (then that one
+   * stands and is returned). A timeout is no outcome: the key stays pending until the
+   * instance running the run settles it, or the pending record expires and a retry tries again.
+   */
+  async function record(command: AgentCommand, outcome: AgentCommandOutcome): Promise<AgentCommandOutcome> {
+    if (outcome.status === 'failed' && outcome.error.code === 'timeout') return outcome;
+    const settled = { fingerprint: fingerprintOf(command), outcome };
+    return log.settleCommand(command.sessionId, command.idempotencyKey, settled, commandRecordMs);
   }
 
   async function authorize(request: Request, access: AgentHostAccess): Promise<void> {
@@ -427,7 +463,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       firstPage,
       runId,
       pageSize,
-      maxQueuedChunks: options.maxQueuedPages ?? 4,
+      maxQueuedBytes: options.maxQueuedBytes ?? 1_048_576,
+      signal: request.signal,
       heartbeatMs,
       slowReaderMs: options.slowReaderMs ?? 30_000,
       onIdle: () => reapOrphans(sessionId, runId),

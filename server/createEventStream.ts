@@ -11,8 +11,10 @@ export interface EventStreamOptions {
   runId?: string | undefined;
   /** Entries read from the log at once; one queued chunk holds at most this many frames. */
   pageSize: number;
-  /** Chunks queued for a reader that does not read, before reading from the log stops. */
-  maxQueuedChunks: number;
+  /** Bytes of frames queued for a reader that does not read, before reading from the log stops. */
+  maxQueuedBytes: number;
+  /** Ends the stream (the request's signal: the client went away). */
+  signal?: AbortSignal | undefined;
   /** A comment line after this much silence, so proxies and the client's idle timeout keep the stream. */
   heartbeatMs: number;
   /** A reader whose queue stays full this long is dropped with its cursor. */
@@ -91,6 +93,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        options.signal?.addEventListener('abort', () => finish(controller), { once: true });
         const { text, ended } = framesOf(options.firstPage);
         write(controller, text, ended);
       },
@@ -133,6 +136,6 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
         feed.release();
       },
     },
-    { highWaterMark: options.maxQueuedChunks },
+    { highWaterMark: options.maxQueuedBytes, size: (chunk) => chunk.byteLength },
   );
 }

@@ -199,19 +199,19 @@ describe('createMemoryEventLog', () => {
       const { log, clock } = openWithClock();
       await log.claimCommand('s1', 'k1', 'f1', 100);
       clock.now = 50;
-      await log.settleCommand('s1', 'k1', { status: 'accepted', events: [] }, 100);
+      await log.settleCommand('s1', 'k1', { fingerprint: 'f1', outcome: { status: 'accepted', events: [] } }, 100);
       clock.now = 149;
       expect(await log.claimCommand('s1', 'k1', 'f1', 100)).toMatchObject({ status: 'settled', fingerprint: 'f1' });
       clock.now = 150;
       expect(await log.claimCommand('s1', 'k1', 'f2', 100)).toBeUndefined();
     });
 
-    it('a settle whose pending record expired is kept under an empty fingerprint, matching no request', async () => {
+    it('a settle whose pending record expired is kept under the fingerprint it names', async () => {
       const log = open();
-      await log.settleCommand('s1', 'k1', { status: 'accepted', events: [] }, 1_000);
+      await log.settleCommand('s1', 'k1', { fingerprint: 'f1', outcome: { status: 'accepted', events: [] } }, 1_000);
       expect(await log.claimCommand('s1', 'k1', 'f1', 1_000)).toEqual({
         status: 'settled',
-        fingerprint: '',
+        fingerprint: 'f1',
         outcome: { status: 'accepted', events: [] },
       });
     });

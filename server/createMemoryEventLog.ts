@@ -232,7 +232,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     return { ...stored.record };
   }
 
-  function settledCommand(sessionId: string, key: string): AgentCommandRecord | undefined {
+  function settledCommand(
+    sessionId: string,
+    key: string,
+  ): Extract<AgentCommandRecord, { status: 'settled' }> | undefined {
     const record = liveCommand(sessionId, key);
     return record?.status === 'settled' ? record : undefined;
   }
@@ -350,16 +353,15 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       return undefined;
     },
 
-    async settleCommand(sessionId, key, outcome, ttlMs) {
+    async settleCommand(sessionId, key, { fingerprint, outcome }, ttlMs) {
       ensureOpen();
-      // The pending record may be gone (its TTL was shorter than the command); the outcome
-      // is recorded all the same, under an empty fingerprint that matches no request, so a
-      // retry is refused as a conflict rather than executed twice.
-      const fingerprint = liveCommand(sessionId, key)?.fingerprint ?? '';
+      const standing = settledCommand(sessionId, key);
+      if (standing !== undefined) return standing.outcome;
       const session = sessionFor(sessionId);
       session.commands.delete(key);
       session.commands.set(key, { record: { status: 'settled', fingerprint, outcome }, expiresAt: now() + ttlMs });
       wakeAll(commandWaiters, commandKey(sessionId, key));
+      return outcome;
     },
 
     async awaitCommand(sessionId, key, wait) {

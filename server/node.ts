@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 /** A web request handler: the host's `fetch`, or any other. */
@@ -55,8 +55,9 @@ export function toNodeHandler(
         // Event streams go out as written, not held for a larger packet.
         response.socket?.setNoDelay(true);
         const body = Readable.fromWeb(answer.body as unknown as NodeReadableStream<Uint8Array>);
-        body.on('error', () => response.destroy());
-        body.pipe(response);
+        // pipeline, not pipe: a client that goes away destroys the body too, which cancels
+        // the handler's stream, so nothing goes on reading for a reader that is gone.
+        pipeline(body, response, () => {});
       },
       () => {
         if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });

@@ -257,15 +257,17 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       return current === null ? undefined : parseCommandRecord(recordKey, current);
     },
 
-    async settleCommand(sessionId, key, outcome, ttlMs) {
+    async settleCommand(sessionId, key, { fingerprint, outcome }, ttlMs) {
       const recordKey = keys.command(sessionId, key);
       const channel = keys.commandSettled(sessionId, key);
-      await caller.script(
+      const standing = await caller.script<string>(
         `settle ${recordKey}`,
         SETTLE_COMMAND_SCRIPT,
         [recordKey],
-        [JSON.stringify(outcome), milliseconds(ttlMs), channel],
+        [JSON.stringify(outcome), milliseconds(ttlMs), channel, fingerprint],
       );
+      const record = parseCommandRecord(recordKey, standing);
+      return record.status === 'settled' ? record.outcome : outcome;
     },
 
     async awaitCommand(sessionId, key, { timeoutMs, signal }) {

@@ -117,16 +117,15 @@ return false
  * and publishes the settled record. KEYS: command record. ARGV: outcome JSON, ttl ms, channel.
  */
 export const SETTLE_COMMAND_SCRIPT = script(`
-local fingerprint = ''
 local current = redis.call('GET', KEYS[1])
 if current then
   local ok, record = pcall(cjson.decode, current)
-  if ok and type(record) == 'table' and type(record.fingerprint) == 'string' then fingerprint = record.fingerprint end
+  if ok and type(record) == 'table' and record.status == 'settled' then return current end
 end
-local settled = '{"status":"settled","fingerprint":' .. cjson.encode(fingerprint) .. ',"outcome":' .. ARGV[1] .. '}'
+local settled = '{"status":"settled","fingerprint":' .. cjson.encode(ARGV[4]) .. ',"outcome":' .. ARGV[1] .. '}'
 redis.call('SET', KEYS[1], settled, 'PX', ARGV[2])
 redis.call('PUBLISH', ARGV[3], settled)
-return 1
+return settled
 `);
 
 /** Runs a script by SHA1, sending its source only when the server answers NOSCRIPT (after a restart, say). */

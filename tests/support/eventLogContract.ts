@@ -448,7 +448,7 @@ export function describeAgentEventLogContract(
         const sessionId = uniqueId('s');
         const outcome = accepted(sessionId);
         await log.claimCommand(sessionId, 'k1', 'fingerprint-1', 1_000);
-        await log.settleCommand(sessionId, 'k1', outcome, 1_000);
+        await log.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome }, 1_000);
         const settled = { status: 'settled', fingerprint: 'fingerprint-1', outcome };
         expect(await other.claimCommand(sessionId, 'k1', 'fingerprint-1', 1_000)).toEqual(settled);
         const started = Date.now();
@@ -463,7 +463,7 @@ export function describeAgentEventLogContract(
           error: { message: 'The tool call is not waiting for a result', code: 'tool_not_pending', retryable: false },
         };
         await log.claimCommand(sessionId, 'k1', 'fingerprint-1', 1_000);
-        await log.settleCommand(sessionId, 'k1', outcome, 1_000);
+        await log.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome }, 1_000);
         expect(await log.claimCommand(sessionId, 'k1', 'fingerprint-1', 1_000)).toEqual({
           status: 'settled',
           fingerprint: 'fingerprint-1',
@@ -479,8 +479,25 @@ export function describeAgentEventLogContract(
         const waiting = watch(other.awaitCommand(sessionId, 'k1', { timeoutMs: 1_500 }));
         await sleep(50);
         expect(waiting.settled()).toBe(false);
-        await log.settleCommand(sessionId, 'k1', outcome, 1_000);
+        await log.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome }, 1_000);
         expect(await waiting.promise).toEqual({ status: 'settled', fingerprint: 'fingerprint-1', outcome });
+      });
+
+      it('settleCommand keeps the first outcome: a later settle changes nothing and resolves the first', async () => {
+        const other = await peer();
+        const sessionId = uniqueId('s');
+        const first = accepted(sessionId);
+        const second = { status: 'failed' as const, error: { code: 'run_ended', message: 'late' } };
+        await log.claimCommand(sessionId, 'k1', 'fingerprint-1', 1_000);
+        expect(await log.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome: first }, 1_000)).toEqual(first);
+        expect(await other.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome: second }, 1_000)).toEqual(
+          first,
+        );
+        expect(await other.awaitCommand(sessionId, 'k1', { timeoutMs: 0 })).toEqual({
+          status: 'settled',
+          fingerprint: 'fingerprint-1',
+          outcome: first,
+        });
       });
 
       it('awaitCommand resolves undefined after timeoutMs while the command is pending', async () => {
@@ -595,7 +612,7 @@ export function describeAgentEventLogContract(
           ['releaseRun', () => log.releaseRun(sessionId, 'r1', 'host-a')],
           ['runOwner', () => log.runOwner(sessionId, 'r1')],
           ['claimCommand', () => log.claimCommand(sessionId, 'k2', 'fingerprint-1', 1_000)],
-          ['settleCommand', () => log.settleCommand(sessionId, 'k1', { status: 'accepted', events: [] }, 1_000)],
+          ['settleCommand', () => log.settleCommand(sessionId, 'k1', { fingerprint: 'f', outcome: { status: 'accepted', events: [] } }, 1_000)],
           ['awaitCommand', () => log.awaitCommand(sessionId, 'k1', { timeoutMs: 50 })],
           ['signal', () => log.signal('host-a', cancelSignal())],
           ['listen', () => log.listen('host-a', () => {})],
