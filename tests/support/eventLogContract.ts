@@ -489,10 +489,12 @@ export function describeAgentEventLogContract(
         const first = accepted(sessionId);
         const second = { status: 'failed' as const, error: { code: 'run_ended', message: 'late' } };
         await log.claimCommand(sessionId, 'k1', 'fingerprint-1', 1_000);
-        expect(await log.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome: first }, 1_000)).toEqual(first);
-        expect(await other.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome: second }, 1_000)).toEqual(
-          first,
-        );
+        expect(
+          await log.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome: first }, 1_000),
+        ).toEqual(first);
+        expect(
+          await other.settleCommand(sessionId, 'k1', { fingerprint: 'fingerprint-1', outcome: second }, 1_000),
+        ).toEqual(first);
         expect(await other.awaitCommand(sessionId, 'k1', { timeoutMs: 0 })).toEqual({
           status: 'settled',
           fingerprint: 'fingerprint-1',
@@ -612,7 +614,16 @@ export function describeAgentEventLogContract(
           ['releaseRun', () => log.releaseRun(sessionId, 'r1', 'host-a')],
           ['runOwner', () => log.runOwner(sessionId, 'r1')],
           ['claimCommand', () => log.claimCommand(sessionId, 'k2', 'fingerprint-1', 1_000)],
-          ['settleCommand', () => log.settleCommand(sessionId, 'k1', { fingerprint: 'f', outcome: { status: 'accepted', events: [] } }, 1_000)],
+          [
+            'settleCommand',
+            () =>
+              log.settleCommand(
+                sessionId,
+                'k1',
+                { fingerprint: 'f', outcome: { status: 'accepted', events: [] } },
+                1_000,
+              ),
+          ],
           ['awaitCommand', () => log.awaitCommand(sessionId, 'k1', { timeoutMs: 50 })],
           ['signal', () => log.signal('host-a', cancelSignal())],
           ['listen', () => log.listen('host-a', () => {})],
