@@ -323,8 +323,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   /** Whether the run was lost with its instance: reaped now, or already failed `host_lost`. */
   async function reapIfOrphaned(sessionId: string, runId: string): Promise<boolean> {
     if ((await log.runOwner(sessionId, runId)).state === 'unowned') await reap(sessionId, runId);
-    const { state } = await sessions.sync(sessionId);
-    return state.runs[runId]?.error?.code === HOST_LOST;
+    const run = (await sessions.sync(sessionId)).state.runs[runId];
+    // Still running without the instance that ran it: another instance is failing it right now.
+    return run?.status === 'running' || run?.error?.code === HOST_LOST;
   }
 
   /** Reaps the session's runs whose instance is gone, at most once per half heartbeat per session. */

@@ -398,7 +398,7 @@ describe('createAgentEventProvider: refusals and invalid events', () => {
   it('classifies network errors, timeouts, cut streams, 5xx and 429 as retryable, and nothing else', async () => {
     const host = await startHost();
     const { classifyError } = provider(host);
-    const context = { sessionId: 's1', runId: 'r1', continuation: undefined };
+    const context = { sessionId: 's1', runId: 'r1', continuation: undefined, ended: false };
     const retryable = (error: unknown) => classifyError?.(error, context).retryable;
     const transportError = (code: AgentTransportError['code'], status?: number) =>
       new AgentTransportError(code, code, status === undefined ? {} : { status });

@@ -57,7 +57,11 @@ export interface AgentEventProviderContext {
   sessionId: string;
   runId: string;
   continuation: AgentHostContinuation | undefined;
+  /** The run's terminal event arrived: an abort after it has nothing to cancel on the host. */
+  ended: boolean;
 }
+
+const RUN_TERMINALS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 const PROVIDER_ID = 'agent-event';
 
@@ -158,13 +162,14 @@ export function createAgentEventProvider(
         );
       }
       const { continuation } = context;
-      if (continuation === undefined) return { sessionId, runId: context.runId, continuation };
+      if (continuation === undefined) return { sessionId, runId: context.runId, continuation, ended: false };
       // The client settled the waiting run's tool calls in its own store: the host needs the results.
       const toolResults = clientToolResults(context.history, continuation.runId);
       return {
         sessionId,
         runId: context.runId,
         continuation: toolResults.length === 0 ? continuation : { ...continuation, toolResults },
+        ended: false,
       };
     },
     // The host emits `run.started` and the user's message.
@@ -174,11 +179,16 @@ export function createAgentEventProvider(
       if (context.continuation !== undefined) request.continuation = context.continuation;
       return request;
     },
-    transformChunk: (chunk) => [readEvent(chunk)],
+    transformChunk(chunk, context) {
+      const event = readEvent(chunk);
+      if (event.runId === context.runId && RUN_TERMINALS.has(event.type)) context.ended = true;
+      return [event];
+    },
     flush: () => [],
     // The runner closes what the host's events left open, as it saw every one of them.
     transformError(error, context) {
-      if (options.cancelOnAbort !== false && AgentTransportError.isInstance(error) && error.code === 'aborted') {
+      const aborted = AgentTransportError.isInstance(error) && error.code === 'aborted';
+      if (options.cancelOnAbort !== false && aborted && !context.ended) {
         const command = createAgentCommandFactory({ sessionId, runId: context.runId }).create('run.cancel', {
           reason: 'aborted',
         });
