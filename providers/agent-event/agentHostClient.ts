@@ -27,7 +27,7 @@ export type AgentHostAnswer =
 export interface AgentHostClient {
   readonly sessionId: string;
   /** `<baseURL>/sessions/<sessionId>/<path>`, with the query parameters that are defined. */
-  url(path: 'runs' | 'events' | 'commands', query?: Record<string, string | undefined>): string;
+  url(path: 'runs' | 'events' | 'commands' | 'state', query?: Record<string, string | undefined>): string;
   readonly headers: AgentHostHeaders | undefined;
   readonly fetch: typeof fetch;
   readonly idleTimeoutMs: number | undefined;
@@ -37,6 +37,8 @@ export interface AgentHostClient {
    * (`network_error`, `aborted`, `timeout`); an answer of any status resolves.
    */
   postJSON(path: 'runs' | 'commands', body: unknown, signal: AbortSignal): Promise<AgentHostAnswer>;
+  /** GETs a JSON answer, as `postJSON` does. */
+  getJSON(path: 'state', signal: AbortSignal): Promise<AgentHostAnswer>;
 }
 
 const BODY_EXCERPT_LIMIT = 2048;
@@ -76,10 +78,15 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
     return text === '' ? `${sessionURL}/${path}` : `${sessionURL}/${path}?${text}`;
   };
 
-  const postJSON: AgentHostClient['postJSON'] = async (path, body, signal) => {
+  const requestJSON = async (
+    method: 'GET' | 'POST',
+    path: 'runs' | 'commands' | 'state',
+    body: unknown,
+    signal: AbortSignal,
+  ): Promise<AgentHostAnswer> => {
     const target = url(path);
     const headers = new Headers(typeof options.headers === 'function' ? await options.headers() : options.headers);
-    headers.set('content-type', 'application/json');
+    if (method === 'POST') headers.set('content-type', 'application/json');
     headers.set('accept', 'application/json');
     const controller = new AbortController();
     const forwardAbort = () => controller.abort(signal.reason);
@@ -95,9 +102,9 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
           }, idleTimeoutMs);
     try {
       const response = await fetchImpl(target, {
-        method: 'POST',
+        method,
         headers,
-        body: JSON.stringify(body),
+        ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
         signal: controller.signal,
       });
       const text = await response.text();
@@ -110,9 +117,11 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
         bodyExcerpt: text.slice(0, BODY_EXCERPT_LIMIT),
       };
     } catch (error) {
-      if (timedOut) throw new AgentTransportError('timeout', `POST ${target} answered nothing for ${idleTimeoutMs} ms`);
+      if (timedOut) {
+        throw new AgentTransportError('timeout', `${method} ${target} answered nothing for ${idleTimeoutMs} ms`);
+      }
       if (signal.aborted) throw new AgentTransportError('aborted', 'The request was aborted', { cause: signal.reason });
-      throw new AgentTransportError('network_error', `POST ${target} failed: ${(error as Error).message}`, {
+      throw new AgentTransportError('network_error', `${method} ${target} failed: ${(error as Error).message}`, {
         cause: error,
       });
     } finally {
@@ -127,12 +136,22 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
     headers: options.headers,
     fetch: fetchImpl,
     idleTimeoutMs: options.idleTimeoutMs,
-    postJSON,
+    postJSON: (path, body, signal) => requestJSON('POST', path, body, signal),
+    getJSON: (path, signal) => requestJSON('GET', path, undefined, signal),
   };
 }
 
-/** `POST <url> answered <status> <code>: <message>`, the host's refusal in words. */
-export function describeRefusal(target: string, answer: Extract<AgentHostAnswer, { ok: false }>): string {
+/** `<method> <url> answered <status> <code>: <message>`, the host's refusal in words. */
+export function describeRefusal(
+  target: string,
+  answer: Extract<AgentHostAnswer, { ok: false }>,
+  method: 'GET' | 'POST' = 'POST',
+): string {
   const { code, message } = answer.refusal;
-  return `POST ${target} answered ${answer.status} ${code}${message === '' ? '' : `: ${message}`}`;
+  return `${method} ${target} answered ${answer.status} ${code}${message === '' ? '' : `: ${message}`}`;
+}
+
+/** An answer's body read as the host's refusal and put in words, for an error of a stream or a request. */
+export function describeHostAnswer(method: 'GET' | 'POST', target: string, status: number, text: string): string {
+  return describeRefusal(target, { ok: false, status, refusal: refusalOf(status, text), bodyExcerpt: text }, method);
 }

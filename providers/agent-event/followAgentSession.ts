@@ -9,8 +9,8 @@ import {
   reconnectPolicy,
   sleep,
 } from '../reconnect';
-import { type AgentHostHeaders, createAgentHostClient } from './agentHostClient';
-import { describeHostAnswer, fetchAgentHostState } from './fetchAgentHostState';
+import { type AgentHostHeaders, createAgentHostClient, describeHostAnswer } from './agentHostClient';
+import { fetchAgentHostState } from './fetchAgentHostState';
 
 /**
  * How the follower's connection changes: the shapes of `AgentConnectionChange`, plus

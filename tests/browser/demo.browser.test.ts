@@ -1,57 +1,36 @@
 // The demo page (`npm run demo`) in a real browser: Debian's Chromium, driven by
 // playwright-core, against the demo server started in this process on a free port.
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DemoServer, startDemoServer } from '../../examples/demo/server';
+import type { DemoServer } from '../../examples/demo/server';
+import {
+  browserTestsEnabled,
+  bubblesOf,
+  type DemoPage,
+  openDemoPage,
+  runStatuses,
+  SCREENSHOTS,
+  screenshotOf,
+  sendPrompt,
+} from './demoPage';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
-const available = existsSync(CHROMIUM);
-if (!available && !required) {
-  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
-}
-const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-
-describe.runIf(available || required)('the demo page in Chromium', () => {
+describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
+  let demo: DemoPage;
   let server: DemoServer;
-  let outDir: string;
-  let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    outDir = await mkdtemp(join(tmpdir(), 'agentstate-demo-'));
-    await mkdir(SCREENSHOTS, { recursive: true });
-    // The recorded endpoints, never a real service, whatever this shell's environment holds.
-    server = await startDemoServer({ port: 0, outDir, env: {} });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
+    demo = await openDemoPage('agentstate-demo-', pageErrors);
+    ({ server, page } = demo);
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
-  });
+  afterAll(() => demo?.close());
 
-  const send = async (prompt: string) => {
-    await page.fill('.ant-sender textarea', prompt);
-    await page.press('.ant-sender textarea', 'Enter');
-  };
-  const bubbles = (role: 'user' | 'ai') => page.locator(`[data-testid="bubble"][data-role="${role}"]`);
-  const screenshot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const send = (prompt: string) => sendPrompt(page, prompt);
+  const bubbles = (role: 'user' | 'ai') => bubblesOf(page, role);
+  const screenshot = (name: string) => screenshotOf(page, name);
 
   it('plays the local runtime: streamed text, Retry on the failed tool, Approve, the client tool, the answer', async () => {
     await page.goto(server.url);
@@ -320,10 +299,6 @@ describe.runIf(available || required)('the demo page in Chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 30_000);
 });
-
-function runStatuses(items: Element[]): Array<string | undefined> {
-  return items.map((item) => (item as HTMLElement).dataset.status);
-}
 
 function statePaths(items: Element[]): Array<string | undefined> {
   return items.map((item) => (item as HTMLElement).dataset.path);

@@ -2,68 +2,48 @@
 // playwright-core, against the demo server started in this process. The page's hook is the
 // same as for the local runtime; the runs are played by the server's host (`/api/agent`), and
 // the page only streams their events, sends commands and continues with its tool results.
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CONVERSATION_KEY, DEMO_HOST_PATH, DEMO_PROVIDER_LABELS } from '../../examples/demo/app/demoProviders';
-import { type DemoServer, startDemoServer } from '../../examples/demo/server';
+import type { DemoServer } from '../../examples/demo/server';
 import type { AgentState } from '../../machines/agentState';
+import {
+  browserTestsEnabled,
+  bubblesOf,
+  type DemoPage,
+  openDemoPage,
+  runStatuses,
+  screenshotOf,
+  sendPrompt,
+} from './demoPage';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
-const available = existsSync(CHROMIUM);
-if (!available && !required) {
-  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
-}
-const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const SESSION_PATH = `${DEMO_HOST_PATH}/sessions/${encodeURIComponent(DEMO_CONVERSATION_KEY)}`;
 
-describe.runIf(available || required)('the demo page on the agentstate host, in Chromium', () => {
+describe.runIf(browserTestsEnabled)('the demo page on the agentstate host, in Chromium', () => {
+  let demo: DemoPage;
   let server: DemoServer;
-  let outDir: string;
-  let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];
   /** The `Last-Event-ID` of every request the page made for the session's events (undefined: none). */
   const eventRequests: Array<string | undefined> = [];
 
   beforeAll(async () => {
-    outDir = await mkdtemp(join(tmpdir(), 'agentstate-demo-host-'));
-    await mkdir(SCREENSHOTS, { recursive: true });
-    server = await startDemoServer({ port: 0, outDir, env: {} });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    demo = await openDemoPage('agentstate-demo-host-', pageErrors, (opened) => {
+      opened.on('request', (request) => {
+        if (new URL(request.url()).pathname === `${SESSION_PATH}/events`) {
+          eventRequests.push(request.headers()['last-event-id']);
+        }
+      });
     });
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
-    page.on('request', (request) => {
-      if (new URL(request.url()).pathname === `${SESSION_PATH}/events`) {
-        eventRequests.push(request.headers()['last-event-id']);
-      }
-    });
+    ({ server, page } = demo);
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
-  });
+  afterAll(() => demo?.close());
 
-  const send = async (prompt: string) => {
-    await page.fill('.ant-sender textarea', prompt);
-    await page.press('.ant-sender textarea', 'Enter');
-  };
-  const bubbles = (role: 'user' | 'ai') => page.locator(`[data-testid="bubble"][data-role="${role}"]`);
+  const send = (prompt: string) => sendPrompt(page, prompt);
+  const bubbles = (role: 'user' | 'ai') => bubblesOf(page, role);
   const pageRunStatuses = () => page.locator('[data-testid="run"]').evaluateAll(runStatuses);
-  const screenshot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const screenshot = (name: string) => screenshotOf(page, name);
   /** The host's state of the page's session, as any client of it would start from. */
   const hostState = async (): Promise<AgentState> => {
     const response = await fetch(new URL(`${SESSION_PATH}/state`, server.url));
@@ -195,7 +175,3 @@ describe.runIf(available || required)('the demo page on the agentstate host, in 
     expect(pageErrors).toEqual([]);
   }, 30_000);
 });
-
-function runStatuses(items: Element[]): Array<string | undefined> {
-  return items.map((item) => (item as HTMLElement).dataset.status);
-}

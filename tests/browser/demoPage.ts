@@ -1,0 +1,90 @@
+// What the demo page's browser tests share: Debian's Chromium through playwright-core, the
+// demo server on a free port (recorded endpoints only), and small helpers for the page.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { type DemoServer, startDemoServer } from '../../examples/demo/server';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
+const available = existsSync(CHROMIUM);
+if (!available && !required) {
+  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
+}
+
+/** Whether the browser tests run: Chromium is there, or `AGENTSTATE_BROWSER_TESTS=required` (then its absence fails them). */
+export const browserTestsEnabled = available || required;
+
+/** The git-ignored folder the browser tests save their screenshots in. */
+export const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+
+export interface DemoPage {
+  server: DemoServer;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds and starts the demo server (recorded endpoints, never a real service, whatever this
+ * shell's environment holds) and opens one Chromium page. Page errors and console errors go
+ * to `pageErrors`; `onPage` can listen to more.
+ */
+export async function openDemoPage(
+  prefix: string,
+  pageErrors: string[],
+  onPage: (page: Page) => void = () => {},
+): Promise<DemoPage> {
+  const outDir = await mkdtemp(join(tmpdir(), prefix));
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const server = await startDemoServer({ port: 0, outDir, env: {} });
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+    onPage(page);
+    const opened = browser;
+    return {
+      server,
+      page,
+      async close() {
+        await opened.close();
+        await server.close();
+        await rm(outDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await browser?.close();
+    await server.close();
+    await rm(outDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Types a prompt into the page's Sender and sends it. */
+export async function sendPrompt(page: Page, prompt: string): Promise<void> {
+  await page.fill('.ant-sender textarea', prompt);
+  await page.press('.ant-sender textarea', 'Enter');
+}
+
+/** The page's chat bubbles of one role. */
+export const bubblesOf = (page: Page, role: 'user' | 'ai') =>
+  page.locator(`[data-testid="bubble"][data-role="${role}"]`);
+
+/** A screenshot of the whole page under the git-ignored `tests/browser/screenshots/`. */
+export const screenshotOf = (page: Page, name: string) =>
+  page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+/** The `data-status` of each element (runs, tool calls), for `locator.evaluateAll`. */
+export function runStatuses(items: Element[]): Array<string | undefined> {
+  return items.map((item) => (item as HTMLElement).dataset.status);
+}
