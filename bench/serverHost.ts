@@ -44,7 +44,7 @@ function deltaText(index: number): string {
 }
 
 const SAMPLE_MS = 50;
-const HEARTBEAT_MS = 100;
+const HEARTBEAT_MS = 15_000;
 const env = process.env;
 const deltas = Number(env.LOAD_DELTAS ?? 4_994);
 const warmupDeltas = Number(env.LOAD_WARMUP_DELTAS ?? 500);
@@ -83,10 +83,7 @@ const host = createAgentHost({
   eventLog: log,
   // Sub-millisecond wall-clock timestamps, comparable with the clients' receive times.
   now,
-  // An event stream's response headers leave with its first write (toNodeHandler does not
-  // flush them), and on a session with nothing yet that is the first keep-alive: a short
-  // heartbeat lets a client see it is connected before the run starts. While the run
-  // streams, no reader is idle long enough to get one.
+  // The default heartbeat: while the run streams, no reader is idle long enough to get one.
   heartbeatMs: HEARTBEAT_MS,
   onError: (error, context) => console.error('bench host:', context, error),
   providers: {
