@@ -65,6 +65,12 @@ export class RunningRuns {
     return this.runs.has(runKey(sessionId, runId));
   }
 
+  /** Whether the provider of a run this instance runs takes the command (`run.cancel` always: by abort if not). */
+  takes(command: AgentCommand): boolean {
+    const run = this.runs.get(runKey(command.sessionId, command.runId));
+    return command.type === 'run.cancel' || (run?.provider.capabilities.commands ?? []).includes(command.type);
+  }
+
   /** Starts a run whose lease this instance holds; it goes on until it ends, whoever listens. */
   start(run: StartRunOptions): void {
     const { log, instanceId, leaseMs } = this.options;

@@ -301,6 +301,26 @@ describe('commands', () => {
     expect([unknown.status, (unknown.body.error as { code: string }).code]).toEqual([404, 'unknown_run']);
   });
 
+  it('cancels a run whose provider takes no run.cancel by aborting it', async () => {
+    const local = createLocalAgentProvider({ script: stalls });
+    const deaf = { ...local, capabilities: { ...local.capabilities, commands: [] } };
+    const { base } = await start({ providers: { deaf } });
+    const { body } = await postJson(`${base('c4')}/runs`, { provider: 'deaf', input: {} });
+    const runId = body.runId as string;
+    await readEvents(`${base('c4')}/events?runId=${runId}`, { stop: (frames) => frames.length >= 3 });
+    // Any other command is one this provider does not take.
+    const retry = createAgentCommandFactory({ sessionId: 'c4', runId }).create('tool.retry', { toolCallId: 't' });
+    const refused = await postJson(`${base('c4')}/commands`, retry);
+    expect([refused.status, (refused.body.error as { code: string }).code]).toEqual([422, 'unsupported_capability']);
+    const cancel = createAgentCommandFactory({ sessionId: 'c4', runId }).create('run.cancel', { reason: 'user' });
+    expect(await postJson(`${base('c4')}/commands`, cancel)).toEqual({
+      status: 200,
+      body: { status: 'accepted', events: [] },
+    });
+    const all = await readEvents(`${base('c4')}/events?runId=${runId}`, { stop: isTerminal });
+    expect(all.events.at(-1)?.type).toBe('run.cancelled');
+  });
+
   it('forwards a command to the instance that runs the run, through the shared log', async () => {
     const log = createMemoryEventLog();
     const a = await start({ eventLog: log, instanceId: 'a' });

@@ -352,6 +352,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (!runs.has(command.sessionId, command.runId)) {
       return failed('run_ended', `Run "${command.runId}" is not running`);
     }
+    if (!runs.takes(command)) {
+      return failed('unsupported_capability', `The provider of run "${command.runId}" does not take ${command.type}`);
+    }
     if (command.type !== 'run.cancel' && !(await sessions.can(command.sessionId, command))) {
       return failed('invalid_command', `The ${command.type} command does not apply to the run's state now`);
     }
