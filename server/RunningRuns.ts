@@ -52,6 +52,8 @@ const runKey = (sessionId: string, runId: string) => `${sessionId}\u0000${runId}
  */
 export class RunningRuns {
   private readonly runs = new Map<string, RunningRun>();
+  /** Runs whose lease this instance took that have not started yet. */
+  private readonly starting = new Set<string>();
   /** Commands being executed, by run and idempotency key. */
   private readonly commands = new Map<string, Promise<AgentCommandOutcome>>();
 
@@ -63,6 +65,21 @@ export class RunningRuns {
 
   has(sessionId: string, runId: string): boolean {
     return this.runs.has(runKey(sessionId, runId));
+  }
+
+  /** Marks a run as about to start here (its lease is taken); the function it returns ends that. */
+  reserve(sessionId: string, runId: string): () => void {
+    const key = runKey(sessionId, runId);
+    this.starting.add(key);
+    return () => this.starting.delete(key);
+  }
+
+  /** Resolves once a reserved run started (or its reservation ended), or after `timeoutMs`. */
+  async started(sessionId: string, runId: string, timeoutMs: number): Promise<void> {
+    const key = runKey(sessionId, runId);
+    for (let waited = 0; this.starting.has(key) && waited < timeoutMs; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   /** Whether the provider of a run this instance runs takes the command (`run.cancel` always: by abort if not). */

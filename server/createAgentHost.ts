@@ -1,10 +1,8 @@
 import type { AgentState } from '../machines/agentState';
 import type { AgentCommand } from '../protocol/commandSchemas';
-import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import { parseAgentCommand } from '../protocol/parseAgentEvent';
 import { randomId } from '../protocol/randomId';
 import { type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
-import { AgentRunTracker } from '../providers/AgentRunTracker';
 import type { AgentReconnectOptions } from '../providers/runAgentProvider';
 import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
 import { AgentEventLogError } from './AgentEventLogError';
@@ -17,14 +15,9 @@ import {
 } from './AgentHostError';
 import { createEventStream } from './createEventStream';
 import { createMemoryEventLog } from './createMemoryEventLog';
-import {
-  type AgentHostRunRequest,
-  parseRunRequest,
-  readJsonBody,
-  routeOf,
-  stableJson,
-  toContinuation,
-} from './hostRequests';
+import { failed, HostCommands } from './HostCommands';
+import { type AgentHostRunRequest, parseRunRequest, readJsonBody, routeOf, toContinuation } from './hostRequests';
+import { OrphanReaper } from './OrphanReaper';
 import { RunningRuns } from './RunningRuns';
 import { type EncodedEntry, SessionFeed } from './SessionFeed';
 import { SessionStates } from './SessionStates';
@@ -129,18 +122,6 @@ function outcomeResponse(outcome: AgentCommandOutcome): Response {
   return errorResponse(new AgentHostError(hostCode, message));
 }
 
-/** What makes two commands with one idempotency key the same command. */
-const fingerprintOf = (command: AgentCommand) =>
-  stableJson({ type: command.type, runId: command.runId, payload: command.payload });
-
-/** The error a run fails with when the instance running it stopped before it ended. */
-const HOST_LOST = 'host_lost';
-
-const failed = (code: AgentHostErrorCode, message: string): AgentCommandOutcome => ({
-  status: 'failed',
-  error: { code, message },
-});
-
 /** The log's refusals as host errors: a cursor problem keeps its code, a storage failure is `unavailable`. */
 function fromLogError(error: unknown): unknown {
   if (!AgentEventLogError.isInstance(error)) return error;
@@ -176,7 +157,6 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const leaseMs = options.runLeaseMs ?? 15_000;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const commandTimeoutMs = options.commandTimeoutMs ?? 10_000;
-  const commandRecordMs = options.commandRecordMs ?? 86_400_000;
   const pageSize = options.pageSize ?? 256;
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const onError =
@@ -212,7 +192,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         () => {
           if (feeds.get(sessionId) !== created) return;
           feeds.delete(sessionId);
-          orphansCheckedAt.delete(sessionId);
+          reaper.forget(sessionId);
         },
       );
       feed = created;
@@ -220,17 +200,26 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     }
     return feed;
   };
-  /** When each session some reader follows was last checked for runs whose instance is gone. */
-  const orphansCheckedAt = new Map<string, number>();
-  /** Runs whose lease this instance took and that have not started yet, by session and run. */
-  const starting = new Set<string>();
+  const reaper = new OrphanReaper({ log, sessions, runs, instanceId, leaseMs, heartbeatMs, now });
+  const commands = new HostCommands({
+    log,
+    sessions,
+    runs,
+    reaper,
+    instanceId,
+    leaseMs,
+    timeoutMs: commandTimeoutMs,
+    recordMs: options.commandRecordMs ?? 86_400_000,
+    now,
+  });
   let closed = false;
 
   const listening = log.listen(instanceId, (signal) => {
     if (signal.type !== 'command') return;
     const { command } = signal;
-    executeHere(command)
-      .then((outcome) => record(command, outcome))
+    commands
+      .executeHere(command)
+      .then((outcome) => commands.record(command, outcome))
       .catch((error) => onError(error, { sessionId: command.sessionId, runId: command.runId }));
   });
   // A log that cannot listen fails the requests that need it, not the process.
@@ -270,8 +259,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) {
       throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
     }
-    const key = `${sessionId}\u0000${runId}`;
-    starting.add(key);
+    const starting = runs.reserve(sessionId, runId);
     try {
       if (settled.length > 0) {
         await log.append(sessionId, settled);
@@ -279,7 +267,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       }
       runs.start({ sessionId, runId, provider, input, history: state, continuation: toContinuation(request) });
     } finally {
-      starting.delete(key);
+      starting();
     }
     return { runId, cursor: cursor ?? null };
   }
@@ -287,152 +275,6 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   async function getState(sessionId: string): Promise<AgentHostState> {
     const { state, cursor } = await sessions.sync(sessionId);
     return { state, cursor: cursor ?? null };
-  }
-
-  /**
-   * Ends a run whose instance is gone (its lease expired before the run ended): its open
-   * entities fail and it fails with `host_lost`, once, by whichever instance takes its lease.
-   */
-  async function reap(sessionId: string, runId: string): Promise<void> {
-    const { state } = await sessions.sync(sessionId);
-    if (state.runs[runId]?.status !== 'running') return;
-    if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) return;
-    try {
-      const { state: latest } = await sessions.sync(sessionId);
-      if (latest.runs[runId]?.status !== 'running') return;
-      const tracker = new AgentRunTracker();
-      tracker.resume(runId, latest);
-      const events = createAgentEventFactory({
-        sessionId,
-        runId,
-        initialSequence: latest.lastSequenceByRun[runId] ?? 0,
-        now,
-      });
-      await log.append(
-        sessionId,
-        tracker.close(events, {
-          type: 'failed',
-          error: { code: HOST_LOST, message: 'The host instance running this run stopped before it ended' },
-        }),
-      );
-    } finally {
-      await log.releaseRun(sessionId, runId, instanceId);
-    }
-  }
-
-  /** Whether the run was lost with its instance: reaped now, or already failed `host_lost`. */
-  async function reapIfOrphaned(sessionId: string, runId: string): Promise<boolean> {
-    if ((await log.runOwner(sessionId, runId)).state === 'unowned') await reap(sessionId, runId);
-    const run = (await sessions.sync(sessionId)).state.runs[runId];
-    // Still running without the instance that ran it: another instance is failing it right now.
-    return run?.status === 'running' || run?.error?.code === HOST_LOST;
-  }
-
-  /** Reaps the session's runs whose instance is gone, at most once per half heartbeat per session. */
-  async function reapOrphans(sessionId: string, runId?: string): Promise<void> {
-    const at = now();
-    if (at - (orphansCheckedAt.get(sessionId) ?? Number.NEGATIVE_INFINITY) < heartbeatMs / 2) return;
-    orphansCheckedAt.set(sessionId, at);
-    const { state } = await sessions.sync(sessionId);
-    const candidates = runId !== undefined ? [runId] : Object.keys(state.runs);
-    for (const candidate of candidates) {
-      if (state.runs[candidate]?.status !== 'running' || runs.has(sessionId, candidate)) continue;
-      const owner = await log.runOwner(sessionId, candidate);
-      if (owner.state === 'unowned') await reap(sessionId, candidate);
-    }
-  }
-
-  /** A command for a run this instance runs, checked against the session's machines first. */
-  async function executeHere(command: AgentCommand): Promise<AgentCommandOutcome> {
-    // Its lease taken, a run may still be writing its client's tool results before it starts.
-    const key = `${command.sessionId}\u0000${command.runId}`;
-    for (let waited = 0; starting.has(key) && waited < commandTimeoutMs; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    if (!runs.has(command.sessionId, command.runId)) {
-      return failed('run_ended', `Run "${command.runId}" is not running`);
-    }
-    if (!runs.takes(command)) {
-      return failed('unsupported_capability', `The provider of run "${command.runId}" does not take ${command.type}`);
-    }
-    if (command.type !== 'run.cancel' && !(await sessions.can(command.sessionId, command))) {
-      return failed('invalid_command', `The ${command.type} command does not apply to the run's state now`);
-    }
-    return runs.executeCommand(command);
-  }
-
-  /** Executes a command where its run runs; `settled` when another instance already recorded the outcome. */
-  async function route(command: AgentCommand): Promise<{ outcome: AgentCommandOutcome; settled: boolean }> {
-    const { sessionId, runId } = command;
-    const owner = await log.runOwner(sessionId, runId);
-    if (owner.state === 'owned' && owner.owner === instanceId)
-      return { outcome: await executeHere(command), settled: false };
-    if (owner.state === 'owned') {
-      await log.signal(owner.owner, { type: 'command', command });
-      // Waits in steps of half a lease, so an instance that dies meanwhile is noticed then.
-      const deadline = now() + commandTimeoutMs;
-      for (;;) {
-        const timeoutMs = Math.max(1, Math.min(leaseMs / 2, deadline - now()));
-        const record = await log.awaitCommand(sessionId, command.idempotencyKey, { timeoutMs });
-        if (record?.status === 'settled') return { outcome: record.outcome, settled: true };
-        const current = await log.runOwner(sessionId, runId);
-        if (current.state !== 'owned' || current.owner !== owner.owner) break;
-        if (now() >= deadline) {
-          return {
-            outcome: failed('timeout', `The instance running run "${runId}" did not answer in time`),
-            settled: false,
-          };
-        }
-      }
-      // The run's instance let go of it without answering: it died, or the run ended meanwhile.
-      const lost = await reapIfOrphaned(sessionId, runId);
-      if (lost)
-        return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
-      return { outcome: failed('run_ended', `Run "${runId}" ended before it took the command`), settled: false };
-    }
-    const { state } = await sessions.sync(sessionId);
-    const run = state.runs[runId];
-    if (run === undefined) return { outcome: failed('unknown_run', `Session has no run "${runId}"`), settled: false };
-    if (owner.state === 'unowned' && run.status === 'running') {
-      await reap(sessionId, runId);
-      return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
-    }
-    if (run.error?.code === HOST_LOST) {
-      return { outcome: failed('run_unavailable', `The instance running run "${runId}" is gone`), settled: false };
-    }
-    return { outcome: failed('run_ended', `Run "${runId}" has ended (${run.status})`), settled: false };
-  }
-
-  async function executeCommand(command: AgentCommand): Promise<AgentCommandOutcome> {
-    const { sessionId, idempotencyKey } = command;
-    const fingerprint = fingerprintOf(command);
-    // Pending only while a first request can still be executing it: an instance that died
-    // with the key claimed does not keep it from being tried again.
-    const existing = await log.claimCommand(sessionId, idempotencyKey, fingerprint, commandTimeoutMs + leaseMs);
-    if (existing !== undefined) {
-      if (existing.fingerprint !== fingerprint) {
-        return failed('idempotency_conflict', `The key "${idempotencyKey}" was used for a different command`);
-      }
-      const record =
-        existing.status === 'settled'
-          ? existing
-          : await log.awaitCommand(sessionId, idempotencyKey, { timeoutMs: commandTimeoutMs });
-      if (record?.status === 'settled') return record.outcome;
-      return failed('timeout', `The first request with the key "${idempotencyKey}" has not finished`);
-    }
-    const { outcome, settled } = await route(command);
-    return settled ? outcome : record(command, outcome);
-  }
-
-  /**
-   * Keeps a command's outcome under its key, unless one is kept already (then that one
-   * stands and is returned). A timeout is no outcome: the key stays pending until the
-   * instance running the run settles it, or the pending record expires and a retry tries again.
-   */
-  async function record(command: AgentCommand, outcome: AgentCommandOutcome): Promise<AgentCommandOutcome> {
-    if (outcome.status === 'failed' && outcome.error.code === 'timeout') return outcome;
-    const settled = { fingerprint: fingerprintOf(command), outcome };
-    return log.settleCommand(command.sessionId, command.idempotencyKey, settled, commandRecordMs);
   }
 
   async function authorize(request: Request, access: AgentHostAccess): Promise<void> {
@@ -471,7 +313,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       signal: request.signal,
       heartbeatMs,
       slowReaderMs: options.slowReaderMs ?? 30_000,
-      onIdle: () => reapOrphans(sessionId, runId),
+      onIdle: () => reaper.sweep(sessionId, runId),
       now,
     });
     return new Response(body, {
@@ -507,7 +349,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       throw new AgentHostError('session_mismatch', 'The command names another session than the path');
     }
     await listening;
-    return outcomeResponse(await executeCommand(parsed.value));
+    return outcomeResponse(await commands.execute(parsed.value));
   }
 
   return {
@@ -527,7 +369,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       const parsed = parseAgentCommand(command);
       if (!parsed.success) return failed('invalid_command', `Invalid command: ${parsed.error.message}`);
       await listening;
-      return executeCommand(parsed.value);
+      return commands.execute(parsed.value);
     },
     async close() {
       if (closed) return;
