@@ -3,6 +3,7 @@ import {
   AGENT_ENTITY_CONTAINERS,
   type AgentApprovalState,
   type AgentEntityKind,
+  type AgentEntityRef,
   type AgentEntityStateMap,
   type AgentMessageState,
   type AgentReasoningState,
@@ -168,6 +169,39 @@ function messageStatus(message: AgentMessageState): AgentMessageInfoStatus {
 const messageInfoCache = new WeakMap<AgentMessageState, AgentMessageInfo>();
 const messagesCache = new WeakMap<AgentState, Map<string, AgentMessageInfo[]>>();
 
+/** The last list made over an order array, with the order's length then; `complete`: no message of the order was missing. */
+interface MessagesOfOrder {
+  length: number;
+  complete: boolean;
+  infos: AgentMessageInfo[];
+}
+const messagesByOrder = new WeakMap<AgentEntityRef[], Map<string, MessagesOfOrder>>();
+
+function messageInfoOf(key: string, message: AgentMessageState): AgentMessageInfo {
+  let info = messageInfoCache.get(message);
+  if (info === undefined) {
+    info = { id: key, message, status: messageStatus(message) };
+    messageInfoCache.set(message, info);
+  }
+  return info;
+}
+
+/**
+ * The list made over the same order again, or `undefined`: a state whose order is the same
+ * array has the same messages (a streamed token changes one of them), so each entry is
+ * checked against its message instead of walking every entity of the order.
+ */
+function refreshMessages(state: AgentState, previous: readonly AgentMessageInfo[]): AgentMessageInfo[] | undefined {
+  const infos: AgentMessageInfo[] = new Array(previous.length);
+  for (let index = 0; index < previous.length; index += 1) {
+    const info = previous[index] as AgentMessageInfo;
+    const message = getOwn(state.messages, info.id);
+    if (message === undefined) return undefined;
+    infos[index] = message === info.message ? info : messageInfoOf(info.id, message);
+  }
+  return infos;
+}
+
 /**
  * The messages in arrival order as `{ id, message, status }`, of one run or of all.
  * The id is the message's key, unique across runs. Entries of unchanged messages keep
@@ -178,23 +212,31 @@ export function selectMessages(state: AgentState, options: { runId?: string } = 
   let cached = messagesCache.get(state);
   const hit = cached?.get(cacheKey);
   if (hit !== undefined) return hit;
-  const infos: AgentMessageInfo[] = [];
-  for (const { kind, key } of state.order) {
-    if (kind !== 'message') continue;
-    const message = getOwn(state.messages, key);
-    if (message === undefined || (options.runId !== undefined && message.runId !== options.runId)) continue;
-    let info = messageInfoCache.get(message);
-    if (info === undefined) {
-      info = { id: key, message, status: messageStatus(message) };
-      messageInfoCache.set(message, info);
+  let ofOrder = messagesByOrder.get(state.order);
+  const previous = ofOrder?.get(cacheKey);
+  let complete = previous?.complete === true && previous.length === state.order.length;
+  let infos = complete && previous !== undefined ? refreshMessages(state, previous.infos) : undefined;
+  if (infos === undefined) {
+    infos = [];
+    complete = true;
+    for (const { kind, key } of state.order) {
+      if (kind !== 'message') continue;
+      const message = getOwn(state.messages, key);
+      if (message === undefined) complete = false;
+      if (message === undefined || (options.runId !== undefined && message.runId !== options.runId)) continue;
+      infos.push(messageInfoOf(key, message));
     }
-    infos.push(info);
   }
   if (cached === undefined) {
     cached = new Map();
     messagesCache.set(state, cached);
   }
   cached.set(cacheKey, infos);
+  if (ofOrder === undefined) {
+    ofOrder = new Map();
+    messagesByOrder.set(state.order, ofOrder);
+  }
+  ofOrder.set(cacheKey, { length: state.order.length, complete, infos });
   return infos;
 }
 

@@ -108,4 +108,36 @@ describe('createXChatSource', () => {
       error: { source: 'run', message: 'Rate limited', code: 'rate_limit' },
     });
   });
+
+  it("wakes a message's listeners only when that message changes, comes or goes", () => {
+    vi.useFakeTimers();
+    const { runtime, layer, change, listeners } = fakeRuntime();
+    const entry = (id: string, content: string) => ({ id, message: { content } as never, status: 'success' as const });
+    const thread = Array.from({ length: 100 }, (_, index) => entry(`m${index}`, 'done'));
+    change({ messages: [...thread, entry('answer', '')] });
+    const chat = createXChatSource(runtime, layer, { throttleMs: 10 });
+    const earlier = vi.fn();
+    const answer = vi.fn();
+    const later = vi.fn();
+    const stopEarlier = chat.subscribeMessage('m0', earlier);
+    const stopAnswer = chat.subscribeMessage('answer', answer);
+    const stopLater = chat.subscribeMessage('later', later);
+
+    const hello = entry('answer', 'Hello');
+    change({ messages: [...thread, entry('answer', 'Hel')] });
+    change({ messages: [...thread, hello] });
+    vi.advanceTimersByTime(10);
+    expect([earlier.mock.calls.length, answer.mock.calls.length, later.mock.calls.length]).toEqual([0, 1, 0]);
+    expect(chat.getSnapshot().messages.at(-1)?.message.content).toBe('Hello');
+
+    change({ messages: [...thread.slice(1), hello, entry('later', '')] });
+    vi.advanceTimersByTime(10);
+    expect([earlier.mock.calls.length, answer.mock.calls.length, later.mock.calls.length]).toEqual([1, 1, 1]);
+
+    stopEarlier();
+    stopAnswer();
+    expect(listeners.size).toBe(1);
+    stopLater();
+    expect(listeners.size).toBe(0);
+  });
 });

@@ -4,6 +4,7 @@ import type { AgentCommandState } from '../runtime/commandBook';
 import type { AgentConnectionState } from '../runtime/connectionMachine';
 import type { XChatRuntime } from '../runtime/createXChatRuntime';
 import { isSameXChatError, toXChatError, type XChatError } from './toXChatError';
+import { changedXChatMessageKeys } from './xChatMessageIndex';
 import type { XChatMessageLayer } from './xChatMessageLayer';
 
 /** What a chat view reads: the runtime's snapshot with the message layer applied. The same object until something in it changes. */
@@ -40,6 +41,12 @@ export interface XChatSource<Input = unknown> {
   /** With observers, the view as of the last flush; without, the view now. */
   getSnapshot(): XChatView;
   subscribe(observer: XChatObserver | ((view: XChatView) => void)): { unsubscribe(): void };
+  /**
+   * Calls `listener` at a flush that changed the entry of `view.messages` with this key (or
+   * added or removed it), and at no other: a token streamed into one message wakes that
+   * message's listeners only, however long the thread. Returns the unsubscribe function.
+   */
+  subscribeMessage(messageKey: string, listener: () => void): () => void;
 }
 
 export interface XChatSourceOptions {
@@ -79,6 +86,8 @@ export function createXChatSource<Input>(
   options: XChatSourceOptions = {},
 ): XChatSource<Input> {
   const observers = new Set<XChatObserver>();
+  const messageListeners = new Map<string, Set<() => void>>();
+  let listenerCount = 0;
   let view: XChatView | undefined;
   let cancelFlush: Cancel | undefined;
   let stopListening: Cancel | undefined;
@@ -117,8 +126,14 @@ export function createXChatSource<Input>(
     cancelFlush = undefined;
     const next = compute();
     if (next === view) return;
+    const previous = view;
     view = next;
     for (const observer of [...observers]) observer.next?.(next);
+    if (messageListeners.size === 0 || previous === undefined || previous.messages === next.messages) return;
+    for (const key of changedXChatMessageKeys(previous.messages, next.messages)) {
+      const listeners = messageListeners.get(key);
+      if (listeners !== undefined) for (const listener of [...listeners]) listener();
+    }
   };
 
   const onRuntimeChange = () => {
@@ -137,26 +152,52 @@ export function createXChatSource<Input>(
     };
   };
 
+  /** Counts one observer or message listener in; the first starts listening to the runtime. */
+  const retain = () => {
+    listenerCount += 1;
+    if (listenerCount > 1) return;
+    view = compute();
+    stopListening = listen();
+  };
+  const release = () => {
+    listenerCount -= 1;
+    if (listenerCount > 0) return;
+    stopListening?.();
+    stopListening = undefined;
+  };
+
   return {
     runtime,
     layer,
     getSnapshot() {
-      if (view === undefined || observers.size === 0) view = compute();
+      if (view === undefined || listenerCount === 0) view = compute();
       return view;
     },
     subscribe(observerOrNext) {
       const observer = typeof observerOrNext === 'function' ? { next: observerOrNext } : { ...observerOrNext };
-      if (observers.size === 0) {
-        view = compute();
-        stopListening = listen();
-      }
+      retain();
       observers.add(observer);
       return {
         unsubscribe() {
-          if (!observers.delete(observer) || observers.size > 0) return;
-          stopListening?.();
-          stopListening = undefined;
+          if (observers.delete(observer)) release();
         },
+      };
+    },
+    subscribeMessage(messageKey, listener) {
+      // One entry per call: the same function subscribed twice is two subscriptions.
+      const entry = () => listener();
+      retain();
+      let listeners = messageListeners.get(messageKey);
+      if (listeners === undefined) {
+        listeners = new Set();
+        messageListeners.set(messageKey, listeners);
+      }
+      listeners.add(entry);
+      return () => {
+        const current = messageListeners.get(messageKey);
+        if (current === undefined || !current.delete(entry)) return;
+        if (current.size === 0) messageListeners.delete(messageKey);
+        release();
       };
     },
   };

@@ -6,6 +6,8 @@ export type { XChatError, XChatErrorSource } from './toXChatError';
 export { toXChatError } from './toXChatError';
 export type { UseXChatOptions, UseXChatResult } from './useXChat';
 export { useXChat } from './useXChat';
+export type { UseXChatMessageGroupsOptions } from './useXChatMessageGroups';
+export { useXChatMessageGroups } from './useXChatMessageGroups';
 export {
   selectXChatMessage,
   useXChatApproval,
@@ -13,8 +15,12 @@ export {
   useXChatSelector,
   useXChatToolCall,
 } from './useXChatSelector';
+export type { XChatMessageListProps, XChatMessageProps } from './XChatMessageList';
+export { XChatMessageList } from './XChatMessageList';
 export type { XChatConversations } from './xChatConversations';
 export { createXChatConversations } from './xChatConversations';
+export type { XChatMessageGroup, XChatMessageGroups } from './xChatMessageGroups';
+export { createXChatMessageGroups } from './xChatMessageGroups';
 export type {
   XChatDefaultMessage,
   XChatDefaultMessages,

@@ -13,13 +13,14 @@ import { bundleSize } from './bundleSize';
 // and retries in the store (continuesRunId, retriedBy) 0.3 KB to the core; restoring from a
 // checkpoint, the save coordinator, the connection machine and reconnect with backoff 6 KB more
 // to the React entry; the hook on @xstate/react (1.5 KB with its use-sync-external-store shim),
-// its message layer, render batching and selector hooks 2 KB more.
+// its message layer, render batching and selector hooks 2 KB more; the grouped thread list
+// (XChatMessageList, useXChatMessageGroups) and keyed message notifications 0.3 KB more.
 const budgets = [
   { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 43.5 },
   {
     contents: "export * from './dist/index.js'; export * from './dist/react.js';",
     name: 'agentstate + agentstate/react',
-    limitKb: 60.5,
+    limitKb: 61,
   },
 ];
 

@@ -5,9 +5,11 @@
 // one burst per animation frame, as a network delivers them; 0: all at once, no delay) and
 // `list`: `subscribed` (the list renders the ids, each memoized bubble subscribes to its own
 // message with `useXChatMessage`), `props` (the list maps `messages` to memoized bubbles
-// given the stable `AgentMessageInfo`) or `grouped` (as `subscribed`, the bubbles in
-// memoized groups of GROUP_SIZE). The page mounts the thread, then sets `tokenCostStart`:
-// the driver reads Chromium's metrics around the call.
+// given the stable `AgentMessageInfo`) or `grouped`, the recommended way (`XChatMessageList`:
+// the same bubbles in memoized groups of GROUP_SIZE and sections of 8 groups). The page
+// mounts the thread, then sets `tokenCostStart`: the driver reads Chromium's metrics around
+// the call.
+import { useSelector } from '@xstate/react';
 import { memo, Profiler, type ProfilerOnRenderCallback } from 'react';
 // Bundled as react-dom/profiling: a production build that still times <Profiler>.
 import { createRoot } from 'react-dom/client';
@@ -20,6 +22,7 @@ import type { LocalAgentChunk } from '../../providers/local/localAgentChunks';
 import type { XChatSource } from '../../react/createXChatSource';
 import { type UseXChatResult, useXChat } from '../../react/useXChat';
 import { useXChatMessage, useXChatSelector } from '../../react/useXChatSelector';
+import { XChatMessageList, type XChatMessageProps } from '../../react/XChatMessageList';
 import { createXChatConversations } from '../../react/xChatConversations';
 
 /** What `window.tokenCostStart()` resolves with once the stream has been shown. */
@@ -57,7 +60,7 @@ const list = params.get('list') ?? 'subscribed';
 /**
  * React clones every child fiber of a parent one of whose children updates: in one flat list
  * a token streamed into the last bubble visits all the others. In groups, it visits the
- * groups and the siblings in its own group.
+ * sections, one section's groups and one group's bubbles. `XChatMessageList`'s default.
  */
 const GROUP_SIZE = 32;
 
@@ -113,8 +116,8 @@ const Bubble = memo(function Bubble({ info }: { info: AgentMessageInfo }) {
   );
 });
 
-const SubscribedBubble = memo(function SubscribedBubble(props: { chat: XChatSource<LocalAgentInput>; id: string }) {
-  const info = useXChatMessage(props.chat, props.id);
+const SubscribedBubble = memo(function SubscribedBubble(props: XChatMessageProps<LocalAgentInput>) {
+  const info = useXChatMessage(props.chat, props.messageKey);
   return info === undefined ? null : <Bubble info={info} />;
 });
 
@@ -128,20 +131,53 @@ function SubscribedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
   return (
     <ol id="messages">
       {ids.map((id) => (
-        <SubscribedBubble key={id} chat={chat} id={id} />
+        <SubscribedBubble key={id} chat={chat} messageKey={id} />
       ))}
     </ol>
   );
 }
 
-const Group = memo(
-  function Group(props: { chat: XChatSource<LocalAgentInput>; ids: readonly string[] }) {
-    return props.ids.map((id) => <SubscribedBubble key={id} chat={props.chat} id={id} />);
+function GroupedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
+  counts.list += 1;
+  return (
+    <ol id="messages">
+      <XChatMessageList chat={chat} messageComponent={SubscribedBubble} size={GROUP_SIZE} />
+    </ol>
+  );
+}
+
+// TEMPORARY legacy variants: the hook as it was (useSelector per bubble, a Map per messages array).
+const legacyById = new WeakMap<AgentMessageInfo[], Map<string, AgentMessageInfo>>();
+const legacySelect = (messages: AgentMessageInfo[], key: string) => {
+  let byId = legacyById.get(messages);
+  if (byId === undefined) {
+    byId = new Map(messages.map((info) => [info.id, info]));
+    legacyById.set(messages, byId);
+  }
+  return byId.get(key);
+};
+const LegacyBubble = memo(function LegacyBubble(props: { chat: XChatSource<LocalAgentInput>; id: string }) {
+  const info = useSelector(props.chat, (view) => legacySelect(view.messages, props.id));
+  return info === undefined ? null : <Bubble info={info} />;
+});
+function LegacySubscribedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
+  counts.list += 1;
+  const ids = useXChatSelector(chat, (view) => idsOf(view.messages), sameIds);
+  return (
+    <ol id="messages">
+      {ids.map((id) => (
+        <LegacyBubble key={id} chat={chat} id={id} />
+      ))}
+    </ol>
+  );
+}
+const LegacyGroup = memo(
+  function LegacyGroup(props: { chat: XChatSource<LocalAgentInput>; ids: readonly string[] }) {
+    return props.ids.map((id) => <LegacyBubble key={id} chat={props.chat} id={id} />);
   },
   (previous, next) => previous.chat === next.chat && sameIds(previous.ids, next.ids),
 );
-
-function GroupedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
+function LegacyGroupedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
   counts.list += 1;
   const ids = useXChatSelector(chat, (view) => idsOf(view.messages), sameIds);
   const groups: string[][] = [];
@@ -149,7 +185,7 @@ function GroupedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
   return (
     <ol id="messages">
       {groups.map((group) => (
-        <Group key={group[0]} chat={chat} ids={group} />
+        <LegacyGroup key={group[0]} chat={chat} ids={group} />
       ))}
     </ol>
   );
@@ -176,6 +212,8 @@ function Chat() {
   start = undefined;
   if (list === 'props') return <PropsList messages={chat.messages} />;
   if (list === 'grouped') return <GroupedList chat={chat.chat} />;
+  if (list === 'legacy-subscribed') return <LegacySubscribedList chat={chat.chat} />;
+  if (list === 'legacy-grouped') return <LegacyGroupedList chat={chat.chat} />;
   return <SubscribedList chat={chat.chat} />;
 }
 
