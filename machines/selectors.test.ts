@@ -100,4 +100,29 @@ describe('selectors', () => {
     store.dispatch(events.create('run.cancelled', {}));
     expect(selectMessages(store.getSnapshot()).map((info) => info.status)).toEqual(['abort', 'abort']);
   });
+
+  it('while a message streams (the order unchanged), gives what a full rebuild gives, the others kept', () => {
+    const store = createAgentStore();
+    const events = runEvents('r1');
+    store.batch([
+      events.create('run.started', {}),
+      ...['a', 'b', 'c'].map((messageId) => events.create('message.started', { messageId, role: 'assistant' })),
+    ]);
+    let previous = selectMessages(store.getSnapshot());
+    for (const delta of ['one ', 'two ', 'three']) {
+      store.dispatch(events.create('message.delta', { messageId: 'b', delta }));
+      const state = store.getSnapshot();
+      const reused = selectMessages(state);
+      // A copy with a new `order` array takes the full rebuild.
+      const rebuilt = selectMessages({ ...state, order: [...state.order] });
+      expect(reused).toEqual(rebuilt);
+      expect([reused[0], reused[2]]).toEqual([previous[0], previous[2]]);
+      expect(reused[0]).toBe(previous[0]);
+      expect(reused[1]).not.toBe(previous[1]);
+      previous = reused;
+    }
+    expect(previous[1]?.message.content).toBe('one two three');
+    store.dispatch(events.create('message.started', { messageId: 'd', role: 'assistant' }));
+    expect(selectMessages(store.getSnapshot()).map((info) => info.id)).toEqual(['r1:a', 'r1:b', 'r1:c', 'r1:d']);
+  });
 });

@@ -200,7 +200,7 @@ export async function measureTokenCost(
 export const TOKEN_COST_LIST_NAMES: Record<TokenCostList, string> = {
   subscribed: 'list of ids; memoized bubbles with useXChatMessage',
   props: 'list maps `messages`; memoized bubbles given the AgentMessageInfo',
-  grouped: 'useXChatMessageGroups: memoized groups of 32; memoized bubbles with useXChatMessage',
+  grouped: 'XChatMessageList: memoized groups of 32 in sections of 8; memoized bubbles with useXChatMessage',
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -9,7 +9,6 @@
 // the same bubbles in memoized groups of GROUP_SIZE and sections of 8 groups). The page
 // mounts the thread, then sets `tokenCostStart`: the driver reads Chromium's metrics around
 // the call.
-import { useSelector } from '@xstate/react';
 import { memo, Profiler, type ProfilerOnRenderCallback } from 'react';
 // Bundled as react-dom/profiling: a production build that still times <Profiler>.
 import { createRoot } from 'react-dom/client';
@@ -146,51 +145,6 @@ function GroupedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
   );
 }
 
-// TEMPORARY legacy variants: the hook as it was (useSelector per bubble, a Map per messages array).
-const legacyById = new WeakMap<AgentMessageInfo[], Map<string, AgentMessageInfo>>();
-const legacySelect = (messages: AgentMessageInfo[], key: string) => {
-  let byId = legacyById.get(messages);
-  if (byId === undefined) {
-    byId = new Map(messages.map((info) => [info.id, info]));
-    legacyById.set(messages, byId);
-  }
-  return byId.get(key);
-};
-const LegacyBubble = memo(function LegacyBubble(props: { chat: XChatSource<LocalAgentInput>; id: string }) {
-  const info = useSelector(props.chat, (view) => legacySelect(view.messages, props.id));
-  return info === undefined ? null : <Bubble info={info} />;
-});
-function LegacySubscribedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
-  counts.list += 1;
-  const ids = useXChatSelector(chat, (view) => idsOf(view.messages), sameIds);
-  return (
-    <ol id="messages">
-      {ids.map((id) => (
-        <LegacyBubble key={id} chat={chat} id={id} />
-      ))}
-    </ol>
-  );
-}
-const LegacyGroup = memo(
-  function LegacyGroup(props: { chat: XChatSource<LocalAgentInput>; ids: readonly string[] }) {
-    return props.ids.map((id) => <LegacyBubble key={id} chat={props.chat} id={id} />);
-  },
-  (previous, next) => previous.chat === next.chat && sameIds(previous.ids, next.ids),
-);
-function LegacyGroupedList({ chat }: { chat: XChatSource<LocalAgentInput> }) {
-  counts.list += 1;
-  const ids = useXChatSelector(chat, (view) => idsOf(view.messages), sameIds);
-  const groups: string[][] = [];
-  for (let index = 0; index < ids.length; index += GROUP_SIZE) groups.push(ids.slice(index, index + GROUP_SIZE));
-  return (
-    <ol id="messages">
-      {groups.map((group) => (
-        <LegacyGroup key={group[0]} chat={chat} ids={group} />
-      ))}
-    </ol>
-  );
-}
-
 function PropsList({ messages }: { messages: AgentMessageInfo[] }) {
   counts.list += 1;
   return (
@@ -212,8 +166,6 @@ function Chat() {
   start = undefined;
   if (list === 'props') return <PropsList messages={chat.messages} />;
   if (list === 'grouped') return <GroupedList chat={chat.chat} />;
-  if (list === 'legacy-subscribed') return <LegacySubscribedList chat={chat.chat} />;
-  if (list === 'legacy-grouped') return <LegacyGroupedList chat={chat.chat} />;
   return <SubscribedList chat={chat.chat} />;
 }
 
