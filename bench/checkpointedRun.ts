@@ -8,7 +8,7 @@ import type { AgentStore } from '../machines/createAgentStore';
 import type { AnyAgentProvider } from '../providers/AgentProvider';
 import { CommandBook } from '../runtime/commandBook';
 import { buildConversationCheckpoint } from '../runtime/conversationCheckpoint';
-import type { RuntimeCore, RuntimeRun } from '../runtime/runtimeCore';
+import type { RuntimeRun } from '../runtime/runtimeCore';
 
 export interface CheckpointedRun {
   onCursor(cursor: string): void;
@@ -49,17 +49,12 @@ export function checkpointedRun(options: {
     autoDepth: 0,
     cursor: undefined,
   };
-  const core: RuntimeCore = {
+  const core = {
     sessionId,
     now: Date.now,
     store,
     runs: new Map([[runId, run]]),
     book: new CommandBook(Date.now),
-    strandedRuns: new Set(),
-    schedule: () => {},
-    providerOf: () => options.provider,
-    checkpoint: (reason) => coordinator.schedule(reason),
-    isRestoring: () => false,
   };
   const coordinator = createAgentCheckpointCoordinator({
     storage,
@@ -74,10 +69,10 @@ export function checkpointedRun(options: {
     onCursor(cursor) {
       cursors += 1;
       run.cursor = cursor;
-      core.checkpoint('cursor');
+      coordinator.schedule('cursor');
     },
     async finish() {
-      core.checkpoint('terminal');
+      coordinator.schedule('terminal');
       await coordinator.flush();
       coordinator.stop();
       unsubscribe();

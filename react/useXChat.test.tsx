@@ -2,10 +2,12 @@
 import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { memo, Profiler, StrictMode } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { AnyActorRef } from 'xstate';
 import type { AgentMessageState } from '../machines/agentState';
+import { AgentProtocolError } from '../protocol/errors';
 import type { AgentProvider } from '../providers/AgentProvider';
 import { createLocalAgentProvider, type LocalAgentInput } from '../providers/local/createLocalAgentProvider';
-import type { LocalAgentScript } from '../providers/local/localAgentChunks';
+import type { LocalAgentChunk, LocalAgentScript } from '../providers/local/localAgentChunks';
 import type { XChatSource } from './createXChatSource';
 import { type UseXChatOptions, type UseXChatResult, useXChat } from './useXChat';
 import { useXChatApproval, useXChatMessage, useXChatSelector, useXChatToolCall } from './useXChatSelector';
@@ -188,12 +190,37 @@ describe('useXChat projects the conversation', () => {
     );
   });
 
-  it('passes protocolMode and inspect to the conversation store', async () => {
-    const inspected: string[] = [];
+  it('passes protocolMode to the conversation store: strict fails the request at a protocol violation', async () => {
+    const ghostDelta = createLocalAgentProvider({
+      runtime: async function* (): AsyncGenerator<LocalAgentChunk> {
+        yield { type: 'text.delta', id: 'ghost', delta: 'boo' };
+        yield { type: 'done' };
+      },
+    });
+    const recording = renderChat(ghostDelta);
+    await act(() => recording.chat.onRequest({ prompt: 'Hi' }));
+    await waitFor(() => expect(recording.chat.agentState.issues.map(({ code }) => code)).toEqual(['missing_entity']));
+
+    const strict = renderChat(ghostDelta, { protocolMode: 'strict' });
+    const failure = await act(() => strict.chat.onRequest({ prompt: 'Hi' }).catch((error: unknown) => error));
+    expect(AgentProtocolError.isInstance(failure)).toBe(true);
+    expect(strict.chat.agentState.issues).toEqual([]);
+  });
+
+  it("passes inspect to the conversation: it sees the runtime's actor, its connection machine and the store's actors", async () => {
+    const actors = new Map<string, unknown>();
     const provider = scripted({ steps: [{ type: 'text', deltas: ['ok'] }] });
-    const chat = renderChat(provider, { protocolMode: 'strict', inspect: (event) => inspected.push(event.type) });
+    const chat = renderChat(provider, {
+      inspect: (event) => {
+        if (event.type === '@xstate.snapshot') actors.set((event.actorRef as AnyActorRef).id, event.snapshot);
+      },
+    });
     await act(() => chat.chat.onRequest({ prompt: 'Hi' }));
-    expect(inspected.length).toBeGreaterThan(0);
+    expect(actors.get('xChat')).toMatchObject({ value: 'ready' });
+    expect(actors.get('connection')).toMatchObject({ value: 'idle' });
+    // The store's session, run and message actors: their snapshots carry the run's messages.
+    expect(actors.size).toBeGreaterThan(3);
+    expect(chat.chat.chat.runtime.actor.getSnapshot().context.view.messages).toHaveLength(2);
   });
 });
 

@@ -68,8 +68,12 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   reconnect?: XChatRuntimeOptions<Input, Request, Chunk, Context>['reconnect'];
   /** `record` (default) lists protocol issues in `agentState.issues`; `strict` fails the run. Read when the conversation is made. */
   protocolMode?: AgentStoreOptions['protocolMode'];
-  /** Sees the store's whole XState actor system (the Stately inspector, say). Read when the conversation is made. */
-  inspect?: AgentStoreOptions['inspect'];
+  /**
+   * Sees the conversation's actors: the runtime's (`xChat`, its `connection` machine and the
+   * command lanes) and the store's whole system (the Stately inspector, say). Read when the
+   * conversation is made.
+   */
+  inspect?: XChatRuntimeOptions<Input, Request, Chunk, Context>['inspect'];
   /** Render at most once per this many milliseconds while streaming. Default: once per animation frame. */
   throttleMs?: number;
 }
@@ -152,11 +156,8 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   const runtimeOptions: XChatConversationOptions = {};
   if (options.checkpointStorage !== undefined) runtimeOptions.checkpointStorage = options.checkpointStorage;
   if (options.reconnect !== undefined) runtimeOptions.reconnect = options.reconnect;
-  if (options.protocolMode !== undefined || options.inspect !== undefined) {
-    runtimeOptions.store = {};
-    if (options.protocolMode !== undefined) runtimeOptions.store.protocolMode = options.protocolMode;
-    if (options.inspect !== undefined) runtimeOptions.store.inspect = options.inspect;
-  }
+  if (options.protocolMode !== undefined) runtimeOptions.store = { protocolMode: options.protocolMode };
+  if (options.inspect !== undefined) runtimeOptions.inspect = options.inspect;
   const runtime = conversations.get(key, provider, runtimeOptions);
   const layer = layerOf(runtime as XChatRuntime<never>, options.defaultMessages);
   const chat = useMemo(

@@ -1,4 +1,3 @@
-import type { Actor } from 'xstate';
 import type { AgentCheckpoint, AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import { AGENT_CHECKPOINT_SCHEMA_VERSION } from '../checkpoint/AgentCheckpoint';
 import { loadAgentCheckpoint } from '../checkpoint/loadAgentCheckpoint';
@@ -7,7 +6,7 @@ import { getOwn } from '../machines/agentStateProjection';
 import { isWaitingForInput } from '../machines/pendingInput';
 import { AGENT_COMMAND_PROTOCOL_VERSION, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { AgentCommandError } from '../providers/AgentCommandError';
-import type { connectionMachine } from './connectionMachine';
+import type { ConnectionMachineEvent } from './connectionMachine';
 import type { RuntimeCore } from './runtimeCore';
 
 export interface ConversationCheckpointOptions {
@@ -29,7 +28,9 @@ export interface RestoredRun {
  * still running or waiting for input, the cursor of each running run, the commands still
  * submitting. Only the original input is kept, never a request built from it.
  */
-export function buildConversationCheckpoint(core: RuntimeCore): AgentCheckpoint {
+export function buildConversationCheckpoint(
+  core: Pick<RuntimeCore, 'sessionId' | 'now' | 'store' | 'runs' | 'book'>,
+): AgentCheckpoint {
   const state = core.store.getSnapshot();
   const inputByRun: Record<string, unknown> = {};
   const cursorByRun: Record<string, string> = {};
@@ -65,7 +66,7 @@ export function buildConversationCheckpoint(core: RuntimeCore): AgentCheckpoint 
 export async function restoreConversation(
   core: RuntimeCore,
   options: ConversationCheckpointOptions,
-  connection: Actor<typeof connectionMachine>,
+  connection: { send(event: ConnectionMachineEvent): void },
   canResume: (runId: string) => boolean,
 ): Promise<{ resume: RestoredRun[]; error?: unknown }> {
   connection.send({ type: 'restore.started' });

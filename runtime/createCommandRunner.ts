@@ -1,4 +1,3 @@
-import { type Actor, createActor, fromPromise } from 'xstate';
 import { getOwn } from '../machines/agentStateProjection';
 import { isWaitingForInput } from '../machines/pendingInput';
 import type { AgentEventAdmission } from '../protocol/admittedEvents';
@@ -17,7 +16,6 @@ import type { AgentApprovalAnswer, AnyAgentProvider } from '../providers/AgentPr
 import { createClientToolResultEvent } from '../providers/clientToolResultEvent';
 import { runAgentCommand } from '../providers/runAgentCommand';
 import { getAgentCommandKey } from './agentCommandKeys';
-import { commandLaneMachine } from './commandLaneMachine';
 import { explainCommandRefusal } from './explainCommandRefusal';
 import type { RuntimeCore } from './runtimeCore';
 
@@ -41,8 +39,6 @@ interface LiveCommand {
   resolve: (result: AgentActionResult) => void;
   reject: (error: AgentCommandError) => void;
 }
-
-type CommandLane = Actor<typeof commandLaneMachine>;
 
 const RUN_TERMINALS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
@@ -82,6 +78,8 @@ export interface CommandRunner {
   settleAnswers(runId: string, how: string, cause: unknown): void;
   /** Drops every command stream in flight: their commands fail `interrupted`. */
   abort(reason: unknown): void;
+  /** Carries out one command, as its run's lane (`execute`) calls it. Never rejects: the outcome is the command's state. */
+  execute(commandId: string): Promise<void>;
   /** Forgets the command states of a run that has finished, once none is submitting. */
   forgetIfFinished(runId: string): void;
 }
@@ -97,7 +95,6 @@ export interface CommandRunner {
 export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOptions): CommandRunner {
   const { store, book, sessionId, now } = core;
   const commands = new Map<string, LiveCommand>();
-  const lanes = new Map<string, CommandLane>();
   const answers = new Map<string, Map<string, RecordedAnswer>>();
   /** Who waits for a run's terminal event (a cancel waiting for its confirmation). */
   const terminalWaiters = new Map<string, Set<() => void>>();
@@ -109,8 +106,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     if (book.hasSubmitting(runId) || (answers.get(runId)?.size ?? 0) > 0) return;
     book.forgetRun(runId);
     answers.delete(runId);
-    lanes.get(runId)?.stop();
-    lanes.delete(runId);
+    core.closeLane(runId);
     core.schedule();
   };
 
@@ -137,7 +133,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     commands.delete(live.command.commandId);
     store.settle(live.command);
     book.settle(live.command, error);
-    if (live.command.type === 'run.cancel') lanes.get(live.command.runId)?.send({ type: 'lane.cancel_settled' });
+    if (live.command.type === 'run.cancel') core.findLane(live.command.runId)?.send({ type: 'lane.cancel_settled' });
     core.schedule();
     core.checkpoint('command');
     live.reject(error);
@@ -237,17 +233,6 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     if (command.type === 'tool.submit_result') options.onInput(command.runId);
   };
 
-  const laneOf = (runId: string): CommandLane => {
-    let lane = lanes.get(runId);
-    if (lane === undefined) {
-      const run = ({ input }: { input: { commandId: string } }) => execute(input.commandId);
-      lane = createActor(commandLaneMachine.provide({ actors: { execute: fromPromise(run) } }), { input: { runId } });
-      lane.start();
-      lanes.set(runId, lane);
-    }
-    return lane;
-  };
-
   /** Keeps an answer to an approval a run ended waiting on, for the run that continues it. */
   const recordAnswer = (command: AgentCommandOf<'approval.resolve'>) => {
     const { approvalId, decision, data } = command.payload;
@@ -294,7 +279,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       const message = `Provider "${provider.id}" does not support ${type}`;
       return Promise.reject(new AgentCommandError('unsupported_capability', message));
     }
-    const lane = laneOf(runId);
+    const lane = core.laneOf(runId);
     const laneEvent = { type: 'lane.enqueue', commandId: command.commandId, cancels: type === 'run.cancel' } as const;
     if (!local && !lane.getSnapshot().can(laneEvent)) {
       const message = `Run "${runId}" is being cancelled: later commands are refused`;
@@ -342,5 +327,6 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       for (const live of commands.values()) live.controller.abort(reason);
     },
     forgetIfFinished,
+    execute,
   };
 }

@@ -1,4 +1,4 @@
-import { createActor } from 'xstate';
+import { type Actor, type AnyActorRef, createActor, fromPromise, type InspectionEvent } from 'xstate';
 import type { AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import { createAgentCheckpointCoordinator } from '../checkpoint/createAgentCheckpointCoordinator';
@@ -19,10 +19,12 @@ import {
 } from '../providers/runAgentProvider';
 import { createAgentLoop, type StartRun } from './agentLoop';
 import { type AgentCommandState, CommandBook } from './commandBook';
-import { type AgentConnectionState, connectionMachine } from './connectionMachine';
+import { commandLaneMachine } from './commandLaneMachine';
+import type { AgentConnectionState } from './connectionMachine';
 import { buildConversationCheckpoint, type RestoredRun, restoreConversation } from './conversationCheckpoint';
 import { type AgentActionResult, createCommandRunner } from './createCommandRunner';
 import type { RuntimeCore, RuntimeRun } from './runtimeCore';
+import { type CommandLaneRef, commandLaneId, xChatRuntimeMachine } from './xChatRuntimeMachine';
 
 export type { AgentActionResult } from './createCommandRunner';
 
@@ -61,6 +63,11 @@ export interface XChatRuntimeOptions<Input, Request, Chunk, Context> {
   };
   /** Reconnecting a dropped stream from its cursor (see `runAgentProvider`); `false` turns it off. */
   reconnect?: RunAgentProviderOptions<unknown, unknown, unknown, unknown>['reconnect'];
+  /**
+   * Sees the runtime's actor (its connection machine and command lanes) and, unless
+   * `store.inspect` is given, the store's actor system: the Stately inspector, say.
+   */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 /** What a chat view reads. The same object until something in it changes. */
@@ -152,6 +159,13 @@ export interface AgentActions {
 export interface XChatRuntime<Input> {
   readonly sessionId: string;
   readonly store: AgentStore;
+  /**
+   * The runtime as an XState actor (`xChatRuntimeMachine`): `restoring` or `ready`, its
+   * children the connection machine and each run's command lane, its context the view its
+   * listeners were last told of. `useSelector(runtime.actor, (s) => s.context.view.isRequesting)`
+   * reads it; `getSnapshot()` is the same view, computed now.
+   */
+  readonly actor: Actor<typeof xChatRuntimeMachine>;
   readonly agentActions: AgentActions;
   /** Settles when the restore from the checkpoint is done (at once without a checkpoint storage). */
   readonly restored: Promise<void>;
@@ -210,23 +224,46 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   checkAgentProvider(options.provider);
   const sessionId = options.sessionId ?? randomId();
   const now = options.now ?? Date.now;
-  const store = createAgentStore(options.store);
+  const store = createAgentStore(
+    options.inspect === undefined || options.store?.inspect !== undefined
+      ? options.store
+      : { ...options.store, inspect: options.inspect },
+  );
   const runs = new Map<string, RuntimeRun>();
   const strandedRuns = new Set<string>();
   /** `strandedRuns` as the snapshot shows it, made again only when a run joins it. */
   let strandedRunIds: readonly string[] = [];
   const book = new CommandBook(now);
-  const listeners = new Set<() => void>();
   let holders = 0;
   let snapshot: XChatSnapshot | undefined;
   let lastError: unknown;
   let checkpointError: AgentCheckpointError | undefined;
-  const connection = createActor(connectionMachine).start();
+  /** Requests waiting for the restore to finish. */
+  let waiting = 0;
+  const storage = options.checkpointStorage;
+
+  // The lanes carry out their commands through the command runner, made below.
+  const execute = fromPromise<void, { commandId: string }>(({ input }) => commandRunner.execute(input.commandId));
+  const machine = xChatRuntimeMachine.provide({
+    actors: { commandLane: commandLaneMachine.provide({ actors: { execute } }) },
+  });
+  // The view before the actor exists: nothing has happened yet, so the connection is idle.
+  let actor: Actor<typeof xChatRuntimeMachine> | undefined;
+  const connectionState = (): AgentConnectionState =>
+    (actor?.getSnapshot().children.connection?.getSnapshot().value as AgentConnectionState | undefined) ?? 'idle';
+  const runtimeActor = createActor(machine, {
+    id: 'xChat',
+    input: { sessionId, checkpointed: storage !== undefined, view: computeView() },
+    ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+  });
+  actor = runtimeActor;
+  runtimeActor.start();
 
   let scheduled = false;
   const notify = () => {
     scheduled = false;
-    for (const listener of [...listeners]) listener();
+    const view = getSnapshot();
+    if (view !== runtimeActor.getSnapshot().context.view) runtimeActor.send({ type: 'view.changed', view });
   };
   // Listeners hear of changes in a task of their own, after the run has dispatched what
   // one read of the stream holds: a transport yields frame by frame, through microtasks,
@@ -236,9 +273,11 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     scheduled = true;
     setTimeout(notify, 0);
   };
-  connection.subscribe(schedule);
+  runtimeActor.getSnapshot().children.connection?.subscribe(schedule);
 
-  const storage = options.checkpointStorage;
+  const children = () => runtimeActor.getSnapshot().children as Record<string, AnyActorRef | undefined>;
+  const findLane = (runId: string) => children()[commandLaneId(runId)] as CommandLaneRef | undefined;
+
   const coordinator =
     storage === undefined
       ? undefined
@@ -255,11 +294,11 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
             schedule();
           },
         });
-  let restoring = storage !== undefined;
+  const isRestoring = () => runtimeActor.getSnapshot().matches('restoring');
   store.subscribe(() => {
     schedule();
     // Not while restoring: the restored state is what was saved.
-    if (!restoring) coordinator?.schedule('batch');
+    if (!isRestoring()) coordinator?.schedule('batch');
   });
 
   const core: RuntimeCore = {
@@ -272,9 +311,15 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     schedule,
     providerOf: (runId) => runs.get(runId)?.provider ?? (options.provider as AnyAgentProvider),
     checkpoint: (reason) => {
-      if (!restoring) coordinator?.schedule(reason);
+      if (!isRestoring()) coordinator?.schedule(reason);
     },
-    isRestoring: () => restoring,
+    isRestoring,
+    laneOf: (runId) => {
+      if (findLane(runId) === undefined) runtimeActor.send({ type: 'lane.open', runId });
+      return findLane(runId) as CommandLaneRef;
+    },
+    findLane,
+    closeLane: (runId) => runtimeActor.send({ type: 'lane.close', runId }),
   };
 
   /** What the runner says of one stream, for the connection machine; `resume`: a restored run resumed from its cursor. */
@@ -282,24 +327,24 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     switch (change.type) {
       case 'connecting':
         // The first attempt opens the stream; later ones are the runner's reconnects.
-        if (change.attempt === 0) connection.send({ type: 'stream.connecting', resume });
+        if (change.attempt === 0) runtimeActor.send({ type: 'stream.connecting', resume });
         return;
       case 'connected':
-        connection.send({ type: 'stream.connected' });
+        runtimeActor.send({ type: 'stream.connected' });
         return;
       case 'reconnecting':
-        connection.send({ type: 'stream.reconnecting', attempt: change.attempt, error: change.error });
+        runtimeActor.send({ type: 'stream.reconnecting', attempt: change.attempt, error: change.error });
         return;
       case 'unrecoverable':
         lastError = change.error;
-        connection.send({ type: 'stream.unrecoverable', error: change.error });
+        runtimeActor.send({ type: 'stream.unrecoverable', error: change.error });
         return;
       case 'failed':
         lastError = change.error;
-        connection.send({ type: 'stream.failed', error: change.error });
+        runtimeActor.send({ type: 'stream.failed', error: change.error });
         return;
       case 'closed':
-        connection.send({ type: 'stream.closed' });
+        runtimeActor.send({ type: 'stream.closed' });
         return;
     }
   };
@@ -359,13 +404,13 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
       : restoreConversation(
           core,
           { storage, ...(options.checkpoint?.migrate === undefined ? {} : { migrate: options.checkpoint.migrate }) },
-          connection,
+          runtimeActor,
           (runId) => {
             const provider = core.providerOf(runId);
             return provider.capabilities.resumable === true && provider.transport.resume !== undefined;
           },
         ).then(({ resume, error }) => {
-          restoring = false;
+          runtimeActor.send({ type: 'restore.settled' });
           if (error !== undefined) {
             lastError = error;
             if (AgentCheckpointError.isInstance(error)) checkpointError = error;
@@ -398,7 +443,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     onInput: loop.onInput,
   });
 
-  const getSnapshot = (): XChatSnapshot => {
+  function computeView(): XChatSnapshot {
     const agentState = store.getSnapshot();
     // In flight from the call until the run has ended. Not "a run is running" in AgentState:
     // a run whose events a strict store refused stays running there, with nobody streaming it.
@@ -411,7 +456,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
       snapshot.commandStates !== book.states ||
       snapshot.latestCommandByAction !== book.latestByAction ||
       snapshot.error !== lastError ||
-      snapshot.connectionState !== connection.getSnapshot().value ||
+      snapshot.connectionState !== connectionState() ||
       snapshot.checkpointError !== checkpointError ||
       snapshot.strandedRunIds !== strandedRunIds
     ) {
@@ -422,16 +467,15 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         commandStates: book.states,
         latestCommandByAction: book.latestByAction,
         error: lastError,
-        connectionState: connection.getSnapshot().value as AgentConnectionState,
+        connectionState: connectionState(),
         checkpointError,
         strandedRunIds,
       };
     }
     return snapshot;
-  };
+  }
+  const getSnapshot = computeView;
 
-  /** Requests waiting for the restore to finish. */
-  let waiting = 0;
   const request = async (input: Input, requestOptions: XChatRequestOptions<Input> = {}): Promise<AgentRunResult> => {
     const provider = (requestOptions.provider ?? options.provider) as AnyAgentProvider;
     checkAgentProvider(provider);
@@ -473,13 +517,20 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   return {
     sessionId,
     store,
+    actor: runtimeActor,
     agentActions,
     restored,
     flushCheckpoint: () => coordinator?.flush() ?? Promise.resolve(),
     getSnapshot,
     subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+      // Told once per change of the view, in the task `notify` runs in.
+      let told = runtimeActor.getSnapshot().context.view;
+      const subscription = runtimeActor.subscribe(({ context }) => {
+        if (context.view === told) return;
+        told = context.view;
+        listener();
+      });
+      return () => subscription.unsubscribe();
     },
     request,
     abort,

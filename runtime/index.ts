@@ -14,3 +14,5 @@ export type {
   XChatSnapshot,
 } from './createXChatRuntime';
 export { createXChatRuntime } from './createXChatRuntime';
+export type { CommandLaneRef, XChatRuntimeContext, XChatRuntimeEvent, XChatRuntimeInput } from './xChatRuntimeMachine';
+export { commandLaneId, xChatRuntimeMachine } from './xChatRuntimeMachine';

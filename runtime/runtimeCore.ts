@@ -1,6 +1,7 @@
 import type { AgentStore } from '../machines/createAgentStore';
 import type { AnyAgentProvider } from '../providers/AgentProvider';
 import type { CommandBook } from './commandBook';
+import type { CommandLaneRef } from './xChatRuntimeMachine';
 
 /** A run the runtime started. */
 export interface RuntimeRun {
@@ -39,4 +40,10 @@ export interface RuntimeCore {
   checkpoint(reason: CheckpointReason): void;
   /** Whether the conversation is being restored from its checkpoint: commands wait for it. */
   isRestoring(): boolean;
+  /** The command lane of a run: a child of the runtime's actor, spawned on first use. */
+  laneOf(runId: string): CommandLaneRef;
+  /** The lane of a run, if it has one. */
+  findLane(runId: string): CommandLaneRef | undefined;
+  /** Stops the lane of a run that has finished. */
+  closeLane(runId: string): void;
 }

@@ -12,6 +12,7 @@ import { taskMachine } from '../machines/taskMachine';
 import { toolCallMachine } from '../machines/toolCallMachine';
 import { commandLaneMachine } from '../runtime/commandLaneMachine';
 import { connectionMachine } from '../runtime/connectionMachine';
+import { xChatRuntimeMachine } from '../runtime/xChatRuntimeMachine';
 
 /** A machine to draw, with the file that defines it (repository-relative). */
 export interface MachineDiagramSource {
@@ -31,6 +32,7 @@ export const MACHINE_DIAGRAM_SOURCES: readonly MachineDiagramSource[] = [
   { machine: artifactMachine, source: 'machines/artifactMachine.ts' },
   { machine: commandLaneMachine, source: 'runtime/commandLaneMachine.ts' },
   { machine: connectionMachine, source: 'runtime/connectionMachine.ts' },
+  { machine: xChatRuntimeMachine, source: 'runtime/xChatRuntimeMachine.ts' },
 ];
 
 /** Where the generated files go, relative to the repository. */

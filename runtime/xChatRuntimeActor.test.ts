@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
+import { createRemoteRuntime } from '../tests/support/remoteRuntime';
+import { createXChatRuntime } from './createXChatRuntime';
+import { commandLaneId } from './xChatRuntimeMachine';
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+async function settle() {
+  for (let index = 0; index < 5; index += 1) await tick();
+}
+
+function childrenOf(chat: { actor: { getSnapshot(): { children: unknown } } }): Record<string, AnyActorRef> {
+  return chat.actor.getSnapshot().children as Record<string, AnyActorRef>;
+}
+
+describe('the interaction runtime as an actor', () => {
+  it('is ready at once without a checkpoint storage, restoring until the restore is over with one', async () => {
+    const remote = createRemoteRuntime();
+    const plain = createXChatRuntime({ provider: remote.provider });
+    expect(plain.actor.getSnapshot().value).toBe('ready');
+
+    const storage = createMemoryAgentCheckpointStorage();
+    const restored = createXChatRuntime({
+      provider: remote.provider,
+      sessionId: 'session-1',
+      checkpointStorage: storage,
+    });
+    expect(restored.actor.getSnapshot().value).toBe('restoring');
+    expect(restored.getSnapshot().connectionState).toBe('restoring');
+    await expect(restored.agentActions.retryTool({ runId: 'run-1', toolCallId: 'call-1' })).rejects.toMatchObject({
+      code: 'restoring',
+    });
+    await restored.restored;
+    expect(restored.actor.getSnapshot().value).toBe('ready');
+    expect(restored.getSnapshot().connectionState).toBe('idle');
+  });
+
+  it('has the connection machine as its child, which follows the streams', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
+    const connection = childrenOf(chat).connection;
+    expect(connection?.getSnapshot().value).toBe('idle');
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Go' });
+    const run = await started;
+    run.push((events) => [events.emit('message.started', { messageId: 'm', role: 'assistant' })]);
+    await settle();
+    expect(childrenOf(chat).connection).toBe(connection);
+    expect(connection?.getSnapshot().value).toBe('connected');
+    expect(chat.getSnapshot().connectionState).toBe('connected');
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    await result;
+    await settle();
+    expect(connection?.getSnapshot().value).toBe('idle');
+  });
+
+  it('tells its listeners through its context: one change of the view each, in a task of its own', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
+    const told: unknown[] = [];
+    const unsubscribe = chat.subscribe(() => told.push(chat.actor.getSnapshot().context.view));
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Go' });
+    const run = await started;
+    run.push((events) => [
+      events.emit('message.started', { messageId: 'm', role: 'assistant' }),
+      events.emit('message.delta', { messageId: 'm', delta: 'Hello' }),
+    ]);
+    // Dispatched, and not told yet: the listeners hear of it in a task of their own.
+    const before = told.length;
+    await tick();
+    expect(told.length).toBeGreaterThan(before);
+    await settle();
+    expect(chat.actor.getSnapshot().context.view).toBe(chat.getSnapshot());
+    expect(chat.getSnapshot().messages.at(-1)?.message.content).toBe('Hello');
+    expect(new Set(told).size).toBe(told.length);
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    await result;
+    await settle();
+    expect(chat.actor.getSnapshot().context.view.isRequesting).toBe(false);
+    unsubscribe();
+    const count = told.length;
+    const again = remote.nextRun();
+    const second = chat.request({ prompt: 'Again' });
+    (await again).push((events) => [events.emit('run.completed', {})]);
+    (await again).end();
+    await second;
+    await settle();
+    expect(told.length).toBe(count);
+    // Without listeners, the actor's context still follows the conversation.
+    expect(chat.actor.getSnapshot().context.view.messages.map(({ message }) => message.content)).toEqual([
+      'Go',
+      'Hello',
+      'Again',
+    ]);
+  });
+
+  it("spawns a run's command lane on its first command and stops it once the run has finished", async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', autoContinue: false });
+    const first = remote.nextRun();
+    const result = chat.request({ prompt: 'Weather in Paris?' });
+    const run = await first;
+    run.push((events) => [
+      events.emit('tool.requested', { toolCallId: 'call-1', name: 'weather' }),
+      events.emit('tool.arguments_completed', { toolCallId: 'call-1', arguments: '{"city":"Paris"}' }),
+      events.emit('run.completed', { pendingToolCallIds: ['call-1'] }),
+    ]);
+    run.end();
+    await result;
+    expect(childrenOf(chat)[commandLaneId(run.runId)]).toBeUndefined();
+
+    // The lane comes and goes within the action: a client tool result is settled at once.
+    const lanes: string[][] = [];
+    const subscription = chat.actor.subscribe((snapshot) => {
+      lanes.push(Object.keys(snapshot.children).filter((id) => id.startsWith('lane:')));
+    });
+    await chat.agentActions.submitToolResult({ runId: run.runId, toolCallId: 'call-1', result: 14 });
+    subscription.unsubscribe();
+    expect(lanes).toContainEqual([commandLaneId(run.runId)]);
+    // The waiting run had all it waited for and, without autoContinue, has finished: its lane is stopped.
+    expect(lanes.at(-1)).toEqual([]);
+    expect(Object.keys(childrenOf(chat))).toEqual(['connection']);
+  });
+
+  it("shows its own actors and the store's to `inspect`", async () => {
+    const remote = createRemoteRuntime({
+      *onCommand(command, run) {
+        if (command.type === 'approval.resolve') {
+          yield run.events.emit('approval.resolved', { approvalId: command.payload.approvalId, decision: 'approved' });
+        }
+      },
+    });
+    const ids = new Set<string>();
+    const inspect = (event: InspectionEvent) => {
+      if (event.type === '@xstate.actor') ids.add((event.actorRef as AnyActorRef).id);
+    };
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', inspect });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Delete the report' });
+    const run = await started;
+    run.push((events) => [events.emit('approval.requested', { approvalId: 'approval-1' })]);
+    await settle();
+    const resolving = chat.agentActions.resolveApproval({
+      runId: run.runId,
+      approvalId: 'approval-1',
+      decision: 'approved',
+    });
+    await resolving;
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    await result;
+    expect(ids).toContain('xChat');
+    expect(ids).toContain('connection');
+    expect(ids).toContain(commandLaneId(run.runId));
+    // The store's session actor, in the same observer.
+    expect([...ids].some((id) => id !== 'xChat' && id !== 'connection' && !id.startsWith('lane:'))).toBe(true);
+  });
+});
