@@ -162,7 +162,8 @@ export interface XChatRuntime<Input> {
   /**
    * The runtime as an XState actor (`xChatRuntimeMachine`): `restoring` or `ready`, its
    * children the connection machine and each run's command lane, its context the view its
-   * listeners were last told of. `useSelector(runtime.actor, (s) => s.context.view.isRequesting)`
+   * subscribers were last told of (kept up to date while it has subscribers, once per change
+   * in a task of its own). `useSelector(runtime.actor, (s) => s.context.view.isRequesting)`
    * reads it; `getSnapshot()` is the same view, computed now.
    */
   readonly actor: Actor<typeof xChatRuntimeMachine>;
@@ -259,11 +260,34 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   actor = runtimeActor;
   runtimeActor.start();
 
+  /** Brings the actor's view up to date: the one transition a change costs, once per task. */
+  const tell = () => {
+    const view = getSnapshot();
+    if (view !== runtimeActor.getSnapshot().context.view) runtimeActor.send({ type: 'view.changed', view });
+  };
+  // The view is made for subscribers only: a conversation nobody watches (one switched away
+  // from, one on a server) pays nothing per task for a view that nobody reads.
+  let subscribers = 0;
+  const subscribeToActor = runtimeActor.subscribe.bind(runtimeActor);
+  runtimeActor.subscribe = ((...args: Parameters<typeof subscribeToActor>) => {
+    if (subscribers === 0) tell();
+    subscribers += 1;
+    const subscription = subscribeToActor(...args);
+    let subscribed = true;
+    return {
+      unsubscribe() {
+        if (!subscribed) return;
+        subscribed = false;
+        subscribers -= 1;
+        subscription.unsubscribe();
+      },
+    };
+  }) as typeof runtimeActor.subscribe;
+
   let scheduled = false;
   const notify = () => {
     scheduled = false;
-    const view = getSnapshot();
-    if (view !== runtimeActor.getSnapshot().context.view) runtimeActor.send({ type: 'view.changed', view });
+    if (subscribers > 0) tell();
   };
   // Listeners hear of changes in a task of their own, after the run has dispatched what
   // one read of the stream holds: a transport yields frame by frame, through microtasks,

@@ -91,12 +91,17 @@ describe('the interaction runtime as an actor', () => {
     await second;
     await settle();
     expect(told.length).toBe(count);
-    // Without listeners, the actor's context still follows the conversation.
+    // Without subscribers the view is not made again; the next subscriber finds it up to date.
+    const stale = chat.actor.getSnapshot().context.view;
+    expect(stale.messages).toHaveLength(2);
+    const subscription = chat.actor.subscribe(() => undefined);
+    expect(chat.actor.getSnapshot().context.view).not.toBe(stale);
     expect(chat.actor.getSnapshot().context.view.messages.map(({ message }) => message.content)).toEqual([
       'Go',
       'Hello',
       'Again',
     ]);
+    subscription.unsubscribe();
   });
 
   it("spawns a run's command lane on its first command and stops it once the run has finished", async () => {

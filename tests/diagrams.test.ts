@@ -84,6 +84,7 @@ describe('docs/machines', () => {
       'artifact',
       'commandLane',
       'connection',
+      'xChat',
     ]);
     for (const { machine, source } of MACHINE_DIAGRAM_SOURCES) {
       expect(index).toContain(`- [${machine.id}](${machine.id}.md): \`${source}\``);
