@@ -1,4 +1,4 @@
-// `npm start`: a scripted agent on the embedded local runtime, driven through the interaction
+// `npm run demo:terminal`: a scripted agent on the embedded local runtime, driven through the interaction
 // runtime as a user would drive it: the demo "user" retries the tool that failed, approves the
 // email in the run, and runs a client-side tool, after which the conversation continues by
 // itself. Every action goes through `agentActions`, checked by the machines. No network, no key.

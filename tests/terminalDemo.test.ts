@@ -1,5 +1,5 @@
-// `npm start` runs examples/terminal-demo.ts: the whole agent loop on the local runtime. It
-// must keep working on a fresh clone, so it runs here as `npm start` runs it.
+// `npm run demo:terminal` runs examples/terminal-demo.ts: the whole agent loop on the local runtime. It
+// must keep working on a fresh clone, so it runs here as that script runs it.
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 const repository = resolve(import.meta.dirname, '..');
 
-describe('npm start: the terminal demo', () => {
+describe('npm run demo:terminal', () => {
   it('retries, approves, runs the client tool and continues, with no protocol issue', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/terminal-demo.ts'], {
       cwd: repository,

@@ -1,7 +1,9 @@
-// `npm run demo`: builds the React page with Vite, then serves it and the agents it talks to
+// `npm start`: builds the React page with Vite, then serves it and the agents it talks to
 // from one server on 127.0.0.1. The OpenAI-compatible, Anthropic and AG-UI endpoints replay
 // recordings, or proxy the real services when their keys are in this process's environment;
 // an agentstate host at /api/agent plays the page's local script server-side.
+// `PORT` picks the port (default 4173, 0 for any free one); a port in use is reported and the
+// next one tried, and a `PORT` that is not a port stops the start with a one-line error.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +21,10 @@ import { buildDemoApp, DEMO_DIST_DIRECTORY } from './buildDemoApp';
 import { handleOpenAI, openAIUpstreamFromEnv } from './openAIEndpoint';
 
 export interface DemoServerOptions {
-  /** Default 4173; 0 takes any free port. A port in use is reported, and the next one tried. */
+  /**
+   * Default 4173; 0 takes any free port. A port in use is reported, and the next one tried.
+   * One outside 0-65535 is a `RangeError`, thrown before the build.
+   */
   port?: number;
   host?: string;
   /** Where the page is built; default `examples/demo/dist/`. */
@@ -44,6 +49,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '.json': 'application/json',
 };
 const PORT_ATTEMPTS = 10;
+const MAX_PORT = 65_535;
 
 /** What a client may ask the host's local script to answer. */
 const localInputSchema = z.object({ prompt: z.string() });
@@ -76,6 +82,11 @@ async function serveFile(outDir: string, pathname: string, response: ServerRespo
   }
 }
 
+/** Whether `listen` takes `port`: 0 (any free port) to 65535. */
+function isPort(port: number): boolean {
+  return Number.isInteger(port) && port >= 0 && port <= MAX_PORT;
+}
+
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => {
@@ -98,6 +109,9 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   const outDir = options.outDir ?? DEMO_DIST_DIRECTORY;
   const env = options.env ?? process.env;
   const log = options.log ?? (() => {});
+  const firstPort = options.port ?? 4173;
+  // Checked before the build, which takes seconds, rather than when `listen` throws after it.
+  if (!isPort(firstPort)) throw new RangeError(`port must be a whole number from 0 to ${MAX_PORT}, not ${firstPort}`);
   const openAI = openAIUpstreamFromEnv(env);
   const anthropic = anthropicUpstreamFromEnv(env);
   const buildMs = await buildDemoApp(outDir);
@@ -145,14 +159,14 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     });
   });
 
-  let port = options.port ?? 4173;
+  let port = firstPort;
   for (let attempt = 1; ; attempt += 1) {
     try {
       port = await listen(server, port, host);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      const next = attempt < PORT_ATTEMPTS ? port + 1 : 0;
+      const next = attempt < PORT_ATTEMPTS && port < MAX_PORT ? port + 1 : 0;
       log(`Port ${port} on ${host} is in use; trying ${next === 0 ? 'a free port' : next}.`);
       port = next;
     }
@@ -171,8 +185,25 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   };
 }
 
+/**
+ * The port `PORT` names: `undefined` when it is unset or blank (the default port), `NaN` when
+ * it is not a whole number. `Number()` alone would take "1e3", "0x10" or " " as ports.
+ */
+function portFromEnv(value: string | undefined): number | undefined {
+  const text = value?.trim() ?? '';
+  if (text === '') return undefined;
+  return /^\d+$/.test(text) ? Number(text) : Number.NaN;
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const port = process.env.PORT === undefined ? undefined : Number(process.env.PORT);
+  const port = portFromEnv(process.env.PORT);
+  if (port !== undefined && !isPort(port)) {
+    // A mistyped setting, not a bug: one line that names it, and no stack trace.
+    console.error(
+      `agentstate demo: PORT must be a whole number from 0 to ${MAX_PORT} (0 for any free port), not ${JSON.stringify(process.env.PORT)}.`,
+    );
+    process.exit(1);
+  }
   const demo = await startDemoServer({ ...(port === undefined ? {} : { port }), log: console.log });
   const openAI = openAIUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
   const anthropic = anthropicUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';

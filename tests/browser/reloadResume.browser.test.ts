@@ -3,6 +3,7 @@
 // cursor (`Last-Event-ID`), with the history intact and no word shown twice.
 import { existsSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -20,6 +21,14 @@ const available = existsSync(CHROMIUM);
 if (!available && !required) {
   console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
 }
+
+/**
+ * Where each scenario leaves its screenshot: the git-ignored `screenshots/` folder, named as
+ * `screenshotOf` in demoPage.ts names them. Importing that would load the demo server and Vite.
+ */
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const screenshotOf = (page: Page, name: string) =>
+  page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
 const CHECKPOINT_KEY = 'agentstate:checkpoint:reload-test';
 /** The slow answer: 60 distinct words, so a word shown twice or a restart cannot hide. */
@@ -267,6 +276,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
     // Saved as the page turned hidden: at least what the page showed just before the reload.
     const { savedText } = await expectResumedFrom(page, checkpoint, shownBeforeReload);
     expect(savedText.startsWith(shownBeforeReload)).toBe(true);
+    await screenshotOf(page, 'reload-resume-hidden-save');
   });
 
   it('continues from an older cursor when the latest words were never saved, without doubling them', async () => {
@@ -305,6 +315,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
     const { savedText } = await expectResumedFrom(page, checkpoint, shownBeforeReload);
     expect(shownBeforeReload.length).toBeGreaterThan(savedText.length);
     expect(shownBeforeReload.startsWith(savedText)).toBe(true);
+    await screenshotOf(page, 'reload-resume-older-cursor');
   });
 
   // StrictMode's unmount releases the conversation's last holder before the mount that
@@ -318,5 +329,6 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
     });
     expect(await message(page, 3).getAttribute('data-status')).toBe('success');
     expect(await message(page, 3).textContent()).toBe(SLOW_ANSWER);
+    await screenshotOf(page, 'reload-resume-strict-mode');
   });
 });

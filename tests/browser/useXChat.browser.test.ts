@@ -2,6 +2,7 @@
 // page that streams from an OpenAI-compatible SSE endpoint on a loopback server.
 import { existsSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -14,6 +15,14 @@ const available = existsSync(CHROMIUM);
 if (!available && !required) {
   console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
 }
+
+/**
+ * Where each scenario leaves its screenshot: the git-ignored `screenshots/` folder, named as
+ * `screenshotOf` in demoPage.ts names them. Importing that would load the demo server and Vite.
+ */
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const screenshotOf = (page: Page, name: string) =>
+  page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
 const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -117,6 +126,7 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
       messages: [{ role: 'user', content: 'Weather in Paris?' }],
     });
     expect(pageErrors).toEqual([]);
+    await screenshotOf(page, 'usexchat-streamed');
   });
 
   it('Stop cancels the run: the streamed text stays, the request is closed', async () => {
@@ -133,6 +143,7 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
     expect(answer).toMatch(/^word0 word1 word2 /);
     expect(await page.textContent('#issues')).toBe('0');
     expect(pageErrors).toEqual([]);
+    await screenshotOf(page, 'usexchat-stopped');
   });
 
   it('unmounting the chat cancels its run and closes the request', async () => {
@@ -144,6 +155,7 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
     await server.closed(index);
     expect(await page.locator('#messages').count()).toBe(0);
     expect(pageErrors).toEqual([]);
+    await screenshotOf(page, 'usexchat-unmounted');
   });
 
   it('a conversationKey keeps the conversation across unmount and mount, as its session', async () => {
@@ -158,6 +170,7 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
     expect(await texts('#messages li')).toEqual(['first', 'You said: first', 'second', 'You said: second']);
     expect(await texts('#runs li')).toEqual(['trip-1', 'trip-1']);
     expect(pageErrors).toEqual([]);
+    await screenshotOf(page, 'usexchat-conversation-key');
   });
 
   it('a provider made anew on every render keeps the conversation', async () => {
@@ -179,5 +192,6 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
       'cancelled',
     ]);
     expect(pageErrors).toEqual([]);
+    await screenshotOf(page, 'usexchat-inline-provider');
   });
 });

@@ -1,0 +1,158 @@
+// `npm start` runs examples/demo/server.ts as a command: it builds the page, listens on
+// 127.0.0.1 and prints the URL. Here it runs as `npm start` runs it (the tsx loader, in a child
+// process, with `PORT` in its environment), and every child is stopped after its scenario.
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const repository = resolve(import.meta.dirname, '..');
+/** The variables that would send the demo's endpoints to the real services. */
+const REAL_SERVICE_VARIABLES = [
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'OPENAI_MODEL',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_MODEL',
+];
+/** The build takes a few seconds alone; the machine may be busy with other tests. */
+const START_TIMEOUT_MS = 40_000;
+
+interface CliRun {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  stdout(): string;
+  stderr(): string;
+  /** The exit code (`null` when a signal ended it), once it exits. */
+  exited: Promise<number | null>;
+}
+
+const running = new Set<CliRun>();
+
+/** Starts the demo CLI with `PORT=port`, its endpoints on their recordings whatever this shell holds. */
+function startCli(port: string): CliRun {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: port };
+  for (const name of REAL_SERVICE_VARIABLES) delete env[name];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo/server.ts'], {
+    cwd: repository,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+  });
+  child.stderr.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  const run: CliRun = {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+  };
+  running.add(run);
+  return run;
+}
+
+/** Resolves with the first match of `pattern` in the CLI's output; rejects if it exits first or takes too long. */
+function outputMatching(run: CliRun, pattern: RegExp): Promise<RegExpMatchArray> {
+  const output = () => `stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`;
+  return new Promise((resolve, reject) => {
+    const finish = () => {
+      clearTimeout(timer);
+      run.child.stdout.off('data', check);
+      run.child.off('exit', onExit);
+    };
+    const check = () => {
+      const match = run.stdout().match(pattern);
+      if (match === null) return;
+      finish();
+      resolve(match);
+    };
+    const onExit = (code: number | null) => {
+      finish();
+      reject(new Error(`the CLI exited (${code}) before printing ${pattern}\n${output()}`));
+    };
+    const timer = setTimeout(() => {
+      finish();
+      reject(new Error(`no ${pattern} in ${START_TIMEOUT_MS} ms\n${output()}`));
+    }, START_TIMEOUT_MS);
+    // Registered after startCli's own listener, so the output already holds each new chunk.
+    run.child.stdout.on('data', check);
+    run.child.once('exit', onExit);
+    check();
+    if (run.child.exitCode !== null) onExit(run.child.exitCode);
+  });
+}
+
+/** Stops the CLI as Ctrl+C would (SIGTERM), and kills it if it is still there after 5 s. */
+async function stop(run: CliRun): Promise<void> {
+  running.delete(run);
+  if (run.child.exitCode !== null || run.child.signalCode !== null) return;
+  run.child.kill('SIGTERM');
+  const killer = setTimeout(() => run.child.kill('SIGKILL'), 5_000);
+  await run.exited;
+  clearTimeout(killer);
+}
+
+/** A loopback server that holds a free port, as another program would. */
+async function occupyPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer((_request, response) => response.end('someone else'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, server };
+}
+
+describe('npm start: the demo server command', () => {
+  let occupied: Server | undefined;
+
+  afterEach(async () => {
+    await Promise.all([...running].map(stop));
+    await new Promise<void>((resolve) => (occupied === undefined ? resolve() : occupied.close(() => resolve())));
+    occupied = undefined;
+  });
+
+  it(
+    'on a port in use, says so, listens on the next free one and serves the page there',
+    async () => {
+      const { port, server } = await occupyPort();
+      occupied = server;
+      const run = startCli(String(port));
+
+      const [, url = '', listening = ''] = await outputMatching(
+        run,
+        /^agentstate demo: (http:\/\/127\.0\.0\.1:(\d+)\/) .*Ctrl\+C stops\)$/m,
+      );
+      expect(run.stdout()).toContain(`Port ${port} on 127.0.0.1 is in use; trying ${port + 1}.\n`);
+      expect(Number(listening)).not.toBe(port);
+
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const html = await page.text();
+      expect(html).toContain('<title>agentstate demo</title>');
+      expect(html).toContain('<div id="root"></div>');
+      expect(html).toMatch(/<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js"><\/script>/);
+      const config = await fetch(new URL('/api/config', url));
+      expect(await config.json()).toEqual({ openai: 'recorded', anthropic: 'recorded' });
+    },
+    START_TIMEOUT_MS + 10_000,
+  );
+
+  it.each(['abc', '70000', '-1'])(
+    'PORT=%s: one line that names the value, exit code 1, no build and no stack trace',
+    async (value) => {
+      const run = startCli(value);
+      const code = await run.exited;
+      expect(code).toBe(1);
+      expect(run.stderr()).toBe(
+        `agentstate demo: PORT must be a whole number from 0 to 65535 (0 for any free port), not "${value}".\n`,
+      );
+      expect(run.stdout()).toBe('');
+    },
+    20_000,
+  );
+});
