@@ -1,3 +1,4 @@
+import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import type { AgentState } from '../machines/agentState';
 import type { XChatSnapshot } from '../runtime/createXChatRuntime';
 
@@ -57,8 +58,9 @@ function failureOfLatestCommand(snapshot: XChatSnapshot): XChatError | undefined
 }
 
 /**
- * The error a chat shows, first found of: the error a stream broke off with (`connection`
- * when the connection failed or cannot go on, else `run`), the failure of the session's
+ * The error a chat shows, first found of: the error a stream broke off with (`checkpoint`
+ * when the checkpoint could not be read, `connection` when the connection failed or cannot
+ * go on, else `run`), the failure of the session's
  * latest run, the failure of the latest command, the last checkpoint error. `undefined`
  * when there is none.
  *
@@ -68,6 +70,8 @@ function failureOfLatestCommand(snapshot: XChatSnapshot): XChatError | undefined
  */
 export function toXChatError(snapshot: XChatSnapshot, sessionId: string): XChatError | undefined {
   if (snapshot.error !== undefined) {
+    // A checkpoint that could not be read fails the connection, and is the checkpoint's error.
+    if (AgentCheckpointError.isInstance(snapshot.error)) return describe(snapshot.error, 'checkpoint');
     const broken = snapshot.connectionState === 'failed' || snapshot.connectionState === 'unrecoverable';
     return describe(snapshot.error, broken ? 'connection' : 'run');
   }

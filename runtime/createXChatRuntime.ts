@@ -84,7 +84,7 @@ export interface XChatSnapshot {
   /**
    * The last error a run of this runtime broke off with outside a caller's await (an
    * automatic continuation whose provider broke its contract, say), or the error of a
-   * connection that failed or cannot go on, until the next request. Runs that fail are in AgentState.
+   * connection that failed or cannot go on, until the next run starts (a request or a continuation). Runs that fail are in AgentState.
    */
   error: unknown;
   /** `idle | restoring | connecting | connected | reconnecting | unrecoverable | failed`. */
@@ -451,6 +451,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const startRun: StartRun = async (input, provider, continuation, autoDepth) => {
     // While the conversation is being restored, a request waits: it must not start on an empty one.
     await restored;
+    // A run that continues the conversation: the last error was about what came before it.
+    lastError = undefined;
     return stream(input, provider, continuation, autoDepth);
   };
 
