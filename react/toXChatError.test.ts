@@ -8,19 +8,17 @@ import { defineAgentProvider } from '../providers/defineAgentProvider';
 import { eventTypesOf } from '../providers/eventTypeGroups';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import { createXChatRuntime, type XChatRuntime, type XChatSnapshot } from '../runtime/createXChatRuntime';
-import { createRemoteRuntime, type RemoteRun } from '../tests/support/remoteRuntime';
+import {
+  createRemoteRuntime,
+  type RemoteRun,
+  requestRunWaitingOnTool,
+  waitingOnTool,
+} from '../tests/support/remoteRuntime';
+import { until } from '../tests/support/until';
 import { AgentTransportError } from '../transports/AgentTransportError';
 import { isSameXChatError, toXChatError, type XChatError } from './toXChatError';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 3_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
 
 /** A stream that fails with `error` at its first read. */
 function failingStream<Chunk>(error: unknown): AsyncIterable<Chunk> {
@@ -190,11 +188,7 @@ describe("toXChatError: source 'run'", () => {
       },
     };
     const chat = createXChatRuntime({ provider, sessionId: 'trip' });
-    const { run } = await remoteRun(chat, remote, 'Weather in Paris?', (events) => [
-      events.emit('tool.requested', { toolCallId: 'call-1', name: 'weather' }),
-      events.emit('tool.arguments_completed', { toolCallId: 'call-1', arguments: '{"city":"Paris"}' }),
-      events.emit('run.completed', { pendingToolCallIds: ['call-1'] }),
-    ]);
+    const { run } = await remoteRun(chat, remote, 'Weather in Paris?', waitingOnTool);
     await chat.agentActions.submitToolResult({ runId: run.runId, toolCallId: 'call-1', result: { celsius: 14 } });
     await until(() => chat.getSnapshot().error !== undefined, 'the continuation to break off');
     const snapshot = chat.getSnapshot();
@@ -520,20 +514,11 @@ describe('toXChatError after a run that continues the conversation', () => {
       },
     };
     const chat = createXChatRuntime({ provider, sessionId: 'trip', reconnect: false });
-    const first = remote.nextRun();
-    const waiting = chat.request({ prompt: 'Weather?' });
-    const run = await first;
-    run.push((events) => [
-      events.emit('tool.requested', { toolCallId: 'c', name: 'weather' }),
-      events.emit('tool.arguments_completed', { toolCallId: 'c', arguments: '{}' }),
-      events.emit('run.completed', { pendingToolCallIds: ['c'] }),
-    ]);
-    run.end();
-    await waiting;
+    const run = await requestRunWaitingOnTool(chat, remote);
     await chat.request({ prompt: 'break' });
     expect(toXChatError(chat.getSnapshot(), 'trip')).toMatchObject({ source: 'connection', code: 'network_error' });
     const next = remote.nextRun();
-    await chat.agentActions.submitToolResult({ runId: run.runId, toolCallId: 'c', result: 1 });
+    await chat.agentActions.submitToolResult({ runId: run.runId, toolCallId: 'call-1', result: 1 });
     const continuation = await next;
     continuation.push((events) => [events.emit('run.completed', {})]);
     continuation.end();

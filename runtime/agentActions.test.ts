@@ -3,7 +3,7 @@ import { selectPendingInput, selectToolCall, selectToolCallAttempts } from '../m
 import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { AgentCommandError } from '../providers/AgentCommandError';
-import { createRemoteRuntime, type RemoteRun } from '../tests/support/remoteRuntime';
+import { createRemoteRuntime, type RemoteRun, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
 import { getAgentActionKey } from './agentCommandKeys';
 import { createXChatRuntime } from './createXChatRuntime';
 
@@ -422,16 +422,7 @@ describe('the agent loop', () => {
   it('settles a client tool of a waiting run, then continues the conversation with the result in its history', async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
-    const first = remote.nextRun();
-    const result = chat.request({ prompt: 'Weather in Paris?' });
-    const run = await first;
-    run.push((events) => [
-      events.emit('tool.requested', { toolCallId: 'call-1', name: 'weather' }),
-      events.emit('tool.arguments_completed', { toolCallId: 'call-1', arguments: '{"city":"Paris"}' }),
-      events.emit('run.completed', { pendingToolCallIds: ['call-1'] }),
-    ]);
-    run.end();
-    await result;
+    const run = await requestRunWaitingOnTool(chat, remote);
     expect(selectPendingInput(chat.getSnapshot().agentState, run.runId).toolCalls).toHaveLength(1);
     const second = remote.nextRun();
     const submitted = await chat.agentActions.submitToolResult({

@@ -10,18 +10,11 @@ import { createLocalAgentProvider } from '../providers/local/createLocalAgentPro
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import { startHttpServer } from '../tests/support/httpServer';
 import { createRemoteRuntime } from '../tests/support/remoteRuntime';
+import { until } from '../tests/support/until';
 import { createAsyncIterableTransport } from '../transports/createAsyncIterableTransport';
 import { createXChatRuntime } from './createXChatRuntime';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 3_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
 
 /** A storage whose `load` waits until `release` is called. */
 function slowStorage(inner: AgentCheckpointStorage) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
-import { createRemoteRuntime } from '../tests/support/remoteRuntime';
+import { createRemoteRuntime, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
 import { createXChatRuntime } from './createXChatRuntime';
 import { commandLaneId } from './xChatRuntimeMachine';
 
@@ -107,16 +107,7 @@ describe('the interaction runtime as an actor', () => {
   it("spawns a run's command lane on its first command and stops it once the run has finished", async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', autoContinue: false });
-    const first = remote.nextRun();
-    const result = chat.request({ prompt: 'Weather in Paris?' });
-    const run = await first;
-    run.push((events) => [
-      events.emit('tool.requested', { toolCallId: 'call-1', name: 'weather' }),
-      events.emit('tool.arguments_completed', { toolCallId: 'call-1', arguments: '{"city":"Paris"}' }),
-      events.emit('run.completed', { pendingToolCallIds: ['call-1'] }),
-    ]);
-    run.end();
-    await result;
+    const run = await requestRunWaitingOnTool(chat, remote);
     expect(childrenOf(chat)[commandLaneId(run.runId)]).toBeUndefined();
 
     // The lane comes and goes within the action: a client tool result is settled at once.

@@ -16,6 +16,7 @@ import {
   startEventLogServer,
 } from './eventLogServer';
 import type { RecordedRequest } from './httpServer';
+import { until } from './until';
 
 /*
  * Drives the interaction runtime through one path of a connection model: a loopback SSE
@@ -72,14 +73,6 @@ export interface PlanOutcome {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 3_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await pause(2);
-  }
-}
 
 function serve(answer: ScriptedAnswer) {
   return async (response: ServerResponse, request: RecordedRequest) => {

@@ -140,3 +140,31 @@ export function createRemoteRuntime(
     },
   };
 }
+
+/** A run's terminal that leaves it waiting on one client tool call, with that call's events. */
+export function waitingOnTool(events: AgentRunEmitter, toolCallId = 'call-1'): AgentEvent[] {
+  return [
+    events.emit('tool.requested', { toolCallId, name: 'weather' }),
+    events.emit('tool.arguments_completed', { toolCallId, arguments: '{"city":"Paris"}' }),
+    events.emit('run.completed', { pendingToolCallIds: [toolCallId] }),
+  ];
+}
+
+/**
+ * Requests a run of `remote` through `chat` that ends waiting on one client tool call
+ * (`waitingOnTool`), and resolves with it once the request has settled.
+ */
+export async function requestRunWaitingOnTool(
+  chat: { request(input: { prompt: string }): Promise<unknown> },
+  remote: ReturnType<typeof createRemoteRuntime>,
+  prompt = 'Weather in Paris?',
+  toolCallId = 'call-1',
+): Promise<RemoteRun> {
+  const started = remote.nextRun();
+  const result = chat.request({ prompt });
+  const run = await started;
+  run.push((events) => waitingOnTool(events, toolCallId));
+  run.end();
+  await result;
+  return run;
+}
