@@ -1,7 +1,7 @@
 // The demo page (`npm run demo`) in a real browser: Debian's Chromium, driven by
 // playwright-core, against the demo server started in this process on a free port.
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoServer } from '../../examples/demo/server';
 import {
@@ -31,6 +31,7 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
   const send = (prompt: string) => sendPrompt(page, prompt);
   const bubbles = (role: 'user' | 'ai') => bubblesOf(page, role);
   const screenshot = (name: string) => screenshotOf(page, name);
+  const lifecycleRows = (machineId: string) => page.locator(`[data-testid="lifecycle"][data-machine="${machineId}"]`);
 
   it('plays the local runtime: streamed text, Retry on the failed tool, Approve, the client tool, the answer', async () => {
     await page.goto(server.url);
@@ -44,11 +45,23 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     expect(await page.locator('[data-testid="tool-call"][data-status="failed"]').textContent()).toContain(
       'get_weather',
     );
+    // The run waits for the Retry with its stream open; it has had no command, so no lane yet.
+    await expect.poll(() => lifecycleRows('connection').getAttribute('data-state')).toBe('connected');
+    expect(await lifecycleRows('commandLane').count()).toBe(0);
+    const firstRunId = await lifecycleRows('run').first().getAttribute('data-entity-key');
     await screenshot('local-retry');
     await retry.click();
 
+    // The Retry is the run's first command: the runtime spawns the run's lane, which carries it out.
+    await expect.poll(() => lifecycleRows('commandLane').evaluateAll(entityKeys)).toEqual([firstRunId]);
+    await expect
+      .poll(() => lifecycleRows('commandLane').getAttribute('data-visited'))
+      .toBe(
+        'admission.accepting,execution.idle admission.accepting,execution.executing admission.accepting,execution.idle',
+      );
     const approve = page.getByRole('button', { name: 'Approve', exact: true });
     await approve.waitFor();
+    expect(await lifecycleRows('commandLane').getAttribute('data-actor-status')).toBe('active');
     await screenshot('local-approval');
     await approve.click();
 
@@ -74,6 +87,8 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     ]);
     expect(await page.locator('[data-testid="artifact"]').textContent()).toContain('# Rome\n21 °C');
     expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    // Every stream has closed.
+    await expect.poll(() => lifecycleRows('connection').getAttribute('data-state')).toBe('idle');
     await screenshot('local-done');
     expect(pageErrors).toEqual([]);
   }, 60_000);
@@ -115,12 +130,71 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
       'completed',
       'completed',
     ]);
+
+    // The runtime's connection: one row, from connectionMachine's definition, idle again.
+    const connection = lifecycleRows('connection');
+    expect(await connection.count()).toBe(1);
+    expect(await connection.locator('[data-testid="lifecycle-state"]').evaluateAll(statePaths)).toEqual([
+      'idle',
+      'restoring',
+      'connecting',
+      'connected',
+      'reconnecting',
+      'unrecoverable',
+      'failed',
+    ]);
+    expect(await connection.locator('[data-active="true"]').evaluateAll(statePaths)).toEqual(['idle']);
+    expect(await connection.getAttribute('data-source')).toBe('live');
+    // Restored (from an empty checkpoint), then one stream for each of the two runs.
+    expect(await connection.getAttribute('data-visited')).toBe(
+      'idle restoring idle connecting connected idle connecting connected idle',
+    );
+
+    // One command lane, the first run's: both parallel regions drawn from commandLaneMachine and
+    // highlighted. Its three commands (Retry, Approve, send_email's result) went through it one
+    // at a time; it was stopped once its run had finished. The second run had no command.
+    const lanes = lifecycleRows('commandLane');
+    const runIds = await lifecycleRows('run').evaluateAll(entityKeys);
+    expect(await lanes.evaluateAll(entityKeys)).toEqual([runIds.at(-1)]);
+    expect(await lanes.locator('[data-testid="lifecycle-state"]').evaluateAll(statePaths)).toEqual([
+      'admission',
+      'admission.accepting',
+      'admission.cancelling',
+      'execution',
+      'execution.idle',
+      'execution.executing',
+    ]);
+    const idle = 'admission.accepting,execution.idle';
+    const executing = 'admission.accepting,execution.executing';
+    expect((await lanes.getAttribute('data-visited'))?.split(' ').slice(0, 6)).toEqual([
+      idle,
+      executing,
+      idle,
+      executing,
+      idle,
+      executing,
+    ]);
+    const active = await lanes.locator('[data-active="true"]').evaluateAll(statePaths);
+    expect(active.slice(0, 3)).toEqual(['admission', 'admission.accepting', 'execution']);
+    expect(active).toHaveLength(4);
+    expect(await lanes.getAttribute('data-actor-status')).toBe('stopped');
+    expect(await lanes.textContent()).toContain('actor stopped');
     await page.locator('[data-testid="lifecycle-panel"]').screenshot({ path: join(SCREENSHOTS, 'lifecycle-done.png') });
     expect(pageErrors).toEqual([]);
   }, 30_000);
 
   it('switches to the OpenAI-compatible provider without a reload: its answer joins the conversation', async () => {
+    // A reload would drop this mark and navigate the main frame.
+    await page.evaluate(() => {
+      (window as unknown as { loadedBeforeSwitch: boolean }).loadedBeforeSwitch = true;
+    });
+    let navigations = 0;
+    const countNavigation = (frame: Frame) => {
+      if (frame === page.mainFrame()) navigations += 1;
+    };
+    page.on('framenavigated', countNavigation);
     await page.getByText('OpenAI-compatible', { exact: true }).click();
+    await expect.poll(() => page.locator('.ant-segmented-item-selected').textContent()).toBe('OpenAI-compatible');
     await send('And tomorrow?');
     // The recorded turn calls get_weather twice; the page runs both, and the continuation quotes them.
     await expect
@@ -140,6 +214,11 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
       .poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses))
       .toEqual(Array(4).fill('completed'));
     expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    page.off('framenavigated', countNavigation);
+    expect(navigations).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { loadedBeforeSwitch?: boolean }).loadedBeforeSwitch)).toBe(
+      true,
+    );
     await screenshot('openai');
     expect(pageErrors).toEqual([]);
   }, 60_000);
@@ -218,15 +297,18 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 30_000);
   it('a slow local tool call: the panel highlights streaming_arguments, running, then completed, as they happen', async () => {
-    // Every highlighted leaf each tool call row commits to the page, in order, by entity key.
+    // Every highlighted leaf each tool call row and the connection row commit to the page, in
+    // order, by machine and entity key.
     await page.evaluate(() => {
       const seen: Record<string, string[]> = {};
       const record = () => {
         const rows = Array.from(
-          document.querySelectorAll<HTMLElement>('[data-testid="lifecycle"][data-machine="toolCall"]'),
+          document.querySelectorAll<HTMLElement>(
+            '[data-testid="lifecycle"]:is([data-machine="toolCall"],[data-machine="connection"])',
+          ),
         );
         for (const row of rows) {
-          const key = row.dataset.entityKey ?? '';
+          const key = `${row.dataset.machine}/${row.dataset.entityKey}`;
           const highlighted = row.querySelector<HTMLElement>('.lifecycle-state[data-active="true"]')?.dataset.path;
           const states = seen[key] ?? [];
           seen[key] = states;
@@ -234,7 +316,7 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
         }
       };
       new MutationObserver(record).observe(document.body, { subtree: true, childList: true, attributes: true });
-      (window as unknown as { highlightedToolStates: Record<string, string[]> }).highlightedToolStates = seen;
+      (window as unknown as { highlightedStates: Record<string, string[]> }).highlightedStates = seen;
     });
     await send('Oslo, slowly please?');
     await expect.poll(() => bubbles('ai').last().textContent(), { timeout: 15_000 }).toBe('Oslo is 9 °C.');
@@ -243,13 +325,20 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid="run"]').last().getAttribute('data-status')).toBe('completed');
     const key = await newest.getAttribute('data-entity-key');
     const seen = await page.evaluate(
-      () => (window as unknown as { highlightedToolStates: Record<string, string[]> }).highlightedToolStates,
+      () => (window as unknown as { highlightedStates: Record<string, string[]> }).highlightedStates,
     );
-    expect(seen[key ?? '']).toEqual([
+    expect(seen[`toolCall/${key}`]).toEqual([
       'open.streaming_arguments',
       'open.awaiting_execution.idle',
       'open.running.idle',
       'completed',
+    ]);
+    // The connection row: connected while the run streamed, idle once it ended (`connecting`
+    // may last less than a frame).
+    expect(seen['connection/connection']?.filter((state) => state !== 'connecting')).toEqual([
+      'idle',
+      'connected',
+      'idle',
     ]);
     await page.locator('[data-testid="lifecycle-panel"]').screenshot({ path: join(SCREENSHOTS, 'lifecycle-slow.png') });
     expect(pageErrors).toEqual([]);
@@ -298,10 +387,93 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
       .screenshot({ path: join(SCREENSHOTS, 'lifecycle-reloaded.png') });
     expect(pageErrors).toEqual([]);
   }, 30_000);
+
+  it('?inspect opens the Stately inspector, which hears the runtime and the store; the page works as without it', async () => {
+    // A context of its own: a fresh conversation, and the stand-in served for the inspector's address.
+    const context = await page
+      .context()
+      .browser()
+      ?.newContext({ viewport: { width: 1440, height: 1000 } });
+    if (context === undefined) throw new Error('the demo page has no browser');
+    try {
+      const inspectorRequests: string[] = [];
+      await context.route('https://stately.ai/**', (route) => {
+        inspectorRequests.push(route.request().url());
+        return route.fulfill({ contentType: 'text/html', body: INSPECTOR_STAND_IN });
+      });
+      const inspected = await context.newPage();
+      const errors: string[] = [];
+      inspected.on('pageerror', (error) => errors.push(error.message));
+      inspected.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      const popup = inspected.waitForEvent('popup', { timeout: 15_000 });
+      await inspected.goto(`${server.url}?inspect`);
+      const inspector = await popup;
+      await inspector.waitForLoadState();
+      expect(inspector.url()).toBe('https://stately.ai/inspect');
+      expect(inspectorRequests).toEqual(['https://stately.ai/inspect']);
+
+      await sendPrompt(inspected, 'Oslo, slowly please?');
+      await expect
+        .poll(() => bubblesOf(inspected, 'ai').last().textContent(), { timeout: 15_000 })
+        .toBe('Oslo is 9 °C.');
+      await expect.poll(() => inspected.locator('[data-testid="run"]').evaluateAll(runStatuses)).toEqual(['completed']);
+      await expect
+        .poll(() =>
+          inspected.locator('[data-testid="lifecycle"][data-machine="connection"]').getAttribute('data-state'),
+        )
+        .toBe('idle');
+      expect(await inspected.textContent('[data-testid="issues"]')).toBe('0 issues');
+      await screenshotOf(inspected, 'inspect');
+
+      // The inspector heard the runtime's actors and the store's, and followed the connection.
+      const heard = await inspector.evaluate(() => (window as unknown as { heard: HeardEvent[] }).heard);
+      const names = new Map(heard.filter((event) => event.type === '@xstate.actor').map((e) => [e.sessionId, e.name]));
+      expect([...names.values()]).toEqual(expect.arrayContaining(['xChat', 'connection', 'toolCall:tool-1']));
+      expect([...names.values()].some((name) => name?.startsWith('run:'))).toBe(true);
+      const connectionValues = heard
+        .filter((event) => event.type === '@xstate.snapshot' && names.get(event.sessionId) === 'connection')
+        .map((event) => event.value);
+      expect(connectionValues).toContain('connected');
+      expect(connectionValues.at(-1)).toBe('idle');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 45_000);
 });
+
+/** What the stand-in inspector window kept of each message: the inspection event's essentials. */
+interface HeardEvent {
+  type: string;
+  sessionId: string;
+  /** An actor's name (`@xstate.actor`): its id, or its machine's id when it has none of its own. */
+  name?: string;
+  /** A snapshot's state value (`@xstate.snapshot`). */
+  value?: unknown;
+}
+
+/**
+ * Stands in for https://stately.ai/inspect, which this machine cannot reach: it says
+ * `@statelyai.connected` to the page that opened it, as the real inspector does, and keeps
+ * what the page sends it.
+ */
+const INSPECTOR_STAND_IN = `<!doctype html><title>inspector stand-in</title><script>
+  window.heard = [];
+  addEventListener('message', ({ data }) => {
+    if (typeof data !== 'object' || data === null || typeof data._version !== 'string') return;
+    window.heard.push({ type: data.type, sessionId: data.sessionId, name: data.name, value: data.snapshot?.value });
+  });
+  window.opener.postMessage({ type: '@statelyai.connected' }, '*');
+</script>`;
 
 function statePaths(items: Element[]): Array<string | undefined> {
   return items.map((item) => (item as HTMLElement).dataset.path);
+}
+
+function entityKeys(items: Element[]): Array<string | undefined> {
+  return items.map((item) => (item as HTMLElement).dataset.entityKey);
 }
 
 function lifecycleStates(items: Element[]): Array<string | undefined> {

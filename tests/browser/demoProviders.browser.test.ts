@@ -2,7 +2,8 @@
 // local runtime in the page, and the demo server's OpenAI-compatible, Anthropic and AG-UI
 // endpoints replaying their recordings. For each, one prompt, and the page shows what the
 // wire streamed: the answer's text growing in its bubble, the reasoning in the reasoning
-// panel, and a tool card with its arguments in the tool calls panel.
+// panel, a tool card with its arguments in the tool calls panel, the tasks' progress. Then
+// Reject on an approval, with the local runtime and with AG-UI's interrupt.
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +41,17 @@ interface ProviderScenario {
   reasoning: string[];
   /** Newest first, as the panel lists them. */
   toolCards: ToolCard[];
+  /**
+   * The final arguments of the tool calls whose cards must show them part-way first: the local
+   * runtime's, whose deltas come on the page's own timers. A wire's frames, 50-60 ms apart, may
+   * reach a busy page in one read, so for them only what was seen is checked.
+   */
+  streamedArguments: string[];
+  /**
+   * Each task's title and the percents its bar must show, in order (a wire's may show fewer
+   * when its frames arrive together); every task ends completed.
+   */
+  tasks: Array<{ title: string; percents: number[] }>;
   /** The runs panel's statuses at the end. */
   runs: string[];
   /** What the user does before the scenario ends (answering AG-UI's interrupt). */
@@ -69,6 +81,8 @@ const SCENARIOS: ProviderScenario[] = [
         result: { city: 'Paris', celsius: 14 },
       },
     ],
+    streamedArguments: ['{"city":"Paris"}', '{"city":"Rome"}'],
+    tasks: [{ title: 'Look up two forecasts', percents: [0, 25, 50, 75, 100] }],
     // Waiting for the user's Retry.
     runs: ['running'],
   },
@@ -80,6 +94,8 @@ const SCENARIOS: ProviderScenario[] = [
     watchedBubble: 1,
     reasoning: ['Two cities, two lookups.'],
     toolCards: WEATHER_CARDS,
+    streamedArguments: [],
+    tasks: [],
     runs: ['completed', 'completed'],
   },
   {
@@ -90,6 +106,8 @@ const SCENARIOS: ProviderScenario[] = [
     watchedBubble: 1,
     reasoning: ['Two cities, two lookups.'],
     toolCards: WEATHER_CARDS,
+    streamedArguments: [],
+    tasks: [],
     runs: ['completed', 'completed'],
   },
   {
@@ -110,6 +128,9 @@ const SCENARIOS: ProviderScenario[] = [
         result: 'deleted 12 files matching logs/*.log',
       },
     ],
+    streamedArguments: [],
+    // An AG-UI step is a task without progress: 0 % while it runs (for 50 ms), 100 % once finished.
+    tasks: [{ title: 'Scan the logs folder', percents: [100] }],
     runs: ['completed', 'completed'],
     answer: async (page) => {
       const approve = page.getByRole('button', { name: 'Approve', exact: true });
@@ -119,32 +140,67 @@ const SCENARIOS: ProviderScenario[] = [
   },
 ];
 
-/** What the page showed over time: each AI bubble's and each reasoning block's distinct texts, in order. */
+/**
+ * What the page showed over time, each element's distinct texts in order: the AI bubbles, the
+ * reasoning blocks, the tool cards' arguments and the tasks' progress percents.
+ */
 interface SeenTexts {
   bubbles: string[][];
   reasoning: string[][];
+  /** One history per tool card, in the order the cards appeared (the panel lists them newest first). */
+  toolArguments: string[][];
+  tasks: string[][];
 }
 
 /**
- * Runs in the page before its scripts: a MutationObserver notes every distinct text each AI
- * bubble and each reasoning block shows, so a text seen only part-way is on record even if
- * no poll from the test caught it.
+ * Runs in the page before its scripts: a MutationObserver notes every distinct text each
+ * element of interest shows, so a text seen only part-way is on record even if no poll from
+ * the test caught it.
  */
 function recordSeenTexts(): void {
-  const seen: SeenTexts = { bubbles: [], reasoning: [] };
+  const seen: SeenTexts = { bubbles: [], reasoning: [], toolArguments: [], tasks: [] };
   (window as unknown as { seenTexts: SeenTexts }).seenTexts = seen;
-  const note = (selector: string, histories: string[][]) => {
+  const push = (history: string[], text: string) => {
+    if (history.at(-1) !== text) history.push(text);
+  };
+  const note = (selector: string, histories: string[][], read = (element: Element) => element.textContent ?? '') => {
     document.querySelectorAll(selector).forEach((element, index) => {
       const history = histories[index] ?? [];
       histories[index] = history;
-      const text = element.textContent ?? '';
-      if (history.at(-1) !== text) history.push(text);
+      push(history, read(element));
     });
+  };
+  // Tool cards are listed newest first, so a card's index moves: its history follows the element.
+  const cardHistories = new Map<Element, string[]>();
+  const noteArguments = () => {
+    for (const card of Array.from(document.querySelectorAll('.ant-thought-chain-node'))) {
+      const args = card.querySelector('pre.demo-code');
+      if (args === null) continue;
+      let history = cardHistories.get(card);
+      if (history === undefined) {
+        history = [];
+        cardHistories.set(card, history);
+        seen.toolArguments.push(history);
+      }
+      push(history, args.textContent ?? '');
+    }
   };
   new MutationObserver(() => {
     note('[data-testid="bubble"][data-role="ai"]', seen.bubbles);
     note('[data-testid="reasoning"] .ant-think-content', seen.reasoning);
-  }).observe(document, { subtree: true, childList: true, characterData: true });
+    note('[data-testid="task"] [role="progressbar"]', seen.tasks, (bar) => bar.getAttribute('aria-valuenow') ?? '');
+    noteArguments();
+  }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+}
+
+/** Whether `history` grew into `final` through at least one part: each text a longer prefix of it. */
+function grewInto(history: readonly string[], final: string): boolean {
+  const partial = history.slice(0, -1).filter((text) => text.trim() !== '');
+  return (
+    history.at(-1) === final &&
+    partial.length > 0 &&
+    partial.every((text, index) => final.startsWith(text) && text.length > (partial[index - 1]?.length ?? 0))
+  );
 }
 
 /** The cards of the tool calls panel, newest first. */
@@ -156,7 +212,7 @@ async function toolCardsOf(page: Page): Promise<ToolCard[]> {
       const [args, result] = Array.from(node.querySelectorAll('pre.demo-code'), (pre) => pre.textContent ?? '');
       const error = node.querySelector('.ant-typography-danger')?.textContent;
       return {
-        name: title?.textContent ?? '',
+        name: title?.querySelector('code')?.textContent ?? '',
         status: title?.dataset.status ?? '',
         arguments: args ?? '',
         ...(result === undefined ? {} : { result: JSON.parse(result) as unknown }),
@@ -222,13 +278,31 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
       const final = scenario.bubbles[scenario.watchedBubble] ?? '';
       const watched = seen.bubbles[scenario.watchedBubble] ?? [];
       expect(watched.at(-1)).toBe(final);
-      const partial = watched.slice(0, -1).filter((text) => text !== '');
-      expect(partial.length).toBeGreaterThan(0);
-      expect(
-        partial.every((text, index) => final.startsWith(text) && text.length > (partial[index - 1]?.length ?? 0)),
-      ).toBe(true);
+      expect(grewInto(watched, final)).toBe(true);
       expect(seen.reasoning.map((history) => history.at(-1))).toEqual(scenario.reasoning);
       expect(seen.reasoning.flat().every((text) => scenario.reasoning.some((r) => r.startsWith(text)))).toBe(true);
+
+      // The tool cards' arguments only ever grew into their final text; the local runtime's
+      // showed it part-way (`{"city":`) before the whole.
+      const finalArguments = seen.toolArguments.map((history) => history.at(-1));
+      expect(finalArguments).toEqual(scenario.toolCards.map((card) => card.arguments).reverse());
+      for (const history of seen.toolArguments) {
+        const final = history.at(-1) ?? '';
+        expect(history.every((text) => text.trim() === '' || final.startsWith(text))).toBe(true);
+      }
+      for (const args of scenario.streamedArguments) {
+        expect(seen.toolArguments.some((history) => grewInto(history, args))).toBe(true);
+      }
+      // The tasks panel: each bar went up through the percents it must show, and its task ended completed.
+      expect(seen.tasks).toHaveLength(scenario.tasks.length);
+      scenario.tasks.forEach((task, index) => {
+        const shown = (seen.tasks[index] ?? []).map(Number);
+        expect(shown.every((percent, at) => at === 0 || percent > (shown[at - 1] ?? 0))).toBe(true);
+        expect(shown.filter((percent) => task.percents.includes(percent))).toEqual(task.percents);
+      });
+      const tasks = page.locator('[data-testid="task"]');
+      expect(await tasks.allTextContents()).toEqual(scenario.tasks.map((task) => task.title));
+      expect(await tasks.evaluateAll(runStatuses)).toEqual(scenario.tasks.map(() => 'completed'));
 
       await screenshotOf(page, `providers-${scenario.providerId}`);
       await page
@@ -239,4 +313,71 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
     },
     30_000,
   );
+
+  /** The approval card's decision tag, once it is resolved. */
+  const decisionOf = async (page: Page) => {
+    const approval = page.locator('[data-testid="approval"]');
+    await expect.poll(() => approval.getAttribute('data-status'), { timeout: 15_000 }).toBe('resolved');
+    return approval.locator('.ant-tag').textContent();
+  };
+
+  it('local: Reject stops the script at the approval; the run completes without the forecast or the email', async () => {
+    await startConversation('local');
+    await sendPrompt(page, 'What is the weather in Paris and Rome? Email it to the team.');
+    const retry = page.getByRole('button', { name: 'Retry' });
+    await retry.waitFor({ timeout: 15_000 });
+    await retry.click();
+    const reject = page.getByRole('button', { name: 'Reject' });
+    await reject.waitFor({ timeout: 15_000 });
+    await reject.click();
+
+    expect(await decisionOf(page)).toBe('rejected');
+    await expect.poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses)).toEqual(['completed']);
+    // No step after the approval ran: no second answer, no artifact, no send_email.
+    expect(await bubblesOf(page, 'ai').allTextContents()).toEqual(['Let me check the weather in both cities.']);
+    expect(await page.locator('[data-testid="artifact"]').count()).toBe(0);
+    expect(await toolCardsOf(page)).toEqual([
+      { name: 'get_weather', status: 'completed', arguments: '{"city":"Rome"}', result: { city: 'Rome', celsius: 21 } },
+      { name: 'get_weather', status: 'failed', arguments: '{"city":"Rome"}', error: 'upstream timeout (timeout)' },
+      {
+        name: 'get_weather',
+        status: 'completed',
+        arguments: '{"city":"Paris"}',
+        result: { city: 'Paris', celsius: 14 },
+      },
+    ]);
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshotOf(page, 'providers-local-rejected');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
+
+  it('AG-UI: Reject answers the interrupt; the resumed run leaves the files alone', async () => {
+    await startConversation('agui');
+    await sendPrompt(page, 'Free some disk space');
+    const reject = page.getByRole('button', { name: 'Reject' });
+    await reject.waitFor({ timeout: 15_000 });
+    await reject.click();
+
+    expect(await decisionOf(page)).toBe('rejected');
+    await expect
+      .poll(() => bubblesOf(page, 'ai').allTextContents(), { timeout: 15_000 })
+      .toEqual([
+        'I found 12 log files older than 30 days. Deleting them needs your approval.',
+        'OK, I left the files alone.',
+      ]);
+    await expect
+      .poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses))
+      .toEqual(['completed', 'completed']);
+    expect(await toolCardsOf(page)).toEqual([
+      {
+        name: 'delete_files',
+        status: 'completed',
+        arguments: '{"glob":"logs/*.log"}',
+        result: 'not run: the user said no',
+      },
+    ]);
+    expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
+    await screenshotOf(page, 'providers-agui-rejected');
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
 });

@@ -1,28 +1,49 @@
 import { Button, Card, Empty, Flex, Input, Space, Tag, Typography } from 'antd';
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import type { AgentApprovalState, AgentState } from '../../../machines/agentState';
+import type { XChatSource } from '../../../react/createXChatSource';
+import { useXChatApproval, useXChatSelector } from '../../../react/useXChatSelector';
+import type { AgentCommandState } from '../../../runtime/commandBook';
 import type { AgentActions } from '../../../runtime/createXChatRuntime';
-import { commandOf, type DemoCommands } from './commandStatus';
+import { commandOf } from './commandStatus';
+import type { DemoInput } from './demoProviders';
 
 export interface ApprovalsPanelProps {
   agentState: AgentState;
+  /** The chat's source (`useXChat().chat`): each card reads its own approval and command from it. */
+  chat: XChatSource<DemoInput>;
   agentActions: AgentActions;
-  commands: DemoCommands;
   onError: (error: unknown) => void;
 }
 
 type Decision = 'approved' | 'rejected' | 'modified';
 
-function ApprovalCard({
+interface ApprovalCardProps extends Omit<ApprovalsPanelProps, 'agentState'> {
+  runId: string;
+  approvalId: string;
+}
+
+/** One approval, re-rendered only when that approval or its latest command changes. */
+const ApprovalCard = memo(function ApprovalCard({ chat, runId, approvalId, ...rest }: ApprovalCardProps) {
+  const approval = useXChatApproval(chat, { runId, approvalId });
+  const command = useXChatSelector(chat, (view) =>
+    commandOf(view, { runId, type: 'approval.resolve', entityId: approvalId }),
+  );
+  return approval === undefined ? null : <ApprovalCardView approval={approval} command={command} {...rest} />;
+});
+
+function ApprovalCardView({
   approval,
+  command,
   agentActions,
-  commands,
   onError,
-}: { approval: AgentApprovalState } & Omit<ApprovalsPanelProps, 'agentState'>) {
+}: {
+  approval: AgentApprovalState;
+  command: AgentCommandState | undefined;
+} & Pick<ApprovalsPanelProps, 'agentActions' | 'onError'>) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState('');
   const [draftError, setDraftError] = useState<string>();
-  const command = commandOf(commands, { runId: approval.runId, type: 'approval.resolve', entityId: approval.id });
   const submitting = command?.status === 'submitting';
   const resolve = (decision: Decision, data?: unknown) => {
     const input: Parameters<AgentActions['resolveApproval']>[0] = {
@@ -115,7 +136,7 @@ export function ApprovalsPanel({ agentState, ...rest }: ApprovalsPanelProps) {
   return (
     <Space orientation="vertical" style={{ width: '100%' }}>
       {approvals.map((approval) => (
-        <ApprovalCard key={approval.key} approval={approval} {...rest} />
+        <ApprovalCard key={approval.key} runId={approval.runId} approvalId={approval.id} {...rest} />
       ))}
     </Space>
   );

@@ -148,7 +148,7 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
           <Button onClick={newConversation}>New conversation</Button>
         </Flex>
       </Layout.Header>
-      <Layout>
+      <Layout hasSider>
         <Layout.Content style={{ background: '#fff', minWidth: 0 }}>
           {chat.error === undefined ? null : (
             <Alert type="error" showIcon title={chat.error.message} style={{ margin: '12px 24px 0' }} />
@@ -165,33 +165,54 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
             }
           />
         </Layout.Content>
-        <Layout.Sider width={440} theme="light" style={{ overflowY: 'auto', padding: 12, background: '#fafafa' }}>
-          <Panel title="Approvals" count={waitingApprovals.length}>
-            <ApprovalsPanel agentState={agentState} agentActions={agentActions} commands={chat} onError={onError} />
-          </Panel>
-          <Panel title="Tool calls">
-            <ToolCallsPanel agentState={agentState} agentActions={agentActions} commands={chat} onError={onError} />
-          </Panel>
-          <Panel title="Lifecycles">
-            <LifecyclePanel agentState={agentState} lifecycles={lifecycles} />
-          </Panel>
-          <Panel title="Reasoning">
-            <ReasoningPanel agentState={agentState} />
-          </Panel>
-          <Panel title="Tasks">
-            <TasksPanel agentState={agentState} />
-          </Panel>
-          <Panel title="Artifacts">
-            <ArtifactsPanel agentState={agentState} />
-          </Panel>
-          <Panel title="Runs">
-            <TimelinePanel agentState={agentState} />
-          </Panel>
-        </Layout.Sider>
+        <div className="demo-side">
+          <div className="demo-side-column">
+            <Panel title="Approvals" count={waitingApprovals.length}>
+              <ApprovalsPanel agentState={agentState} chat={chat.chat} agentActions={agentActions} onError={onError} />
+            </Panel>
+            <Panel title="Tool calls">
+              <ToolCallsPanel
+                agentState={agentState}
+                chat={chat.chat}
+                agentActions={agentActions}
+                commands={chat}
+                onError={onError}
+              />
+            </Panel>
+            <Panel title="Tasks">
+              <TasksPanel agentState={agentState} />
+            </Panel>
+            <Panel title="Artifacts">
+              <ArtifactsPanel agentState={agentState} />
+            </Panel>
+          </div>
+          <div className="demo-side-column">
+            <Panel title="Lifecycles">
+              <LifecyclePanel agentState={agentState} lifecycles={lifecycles} />
+            </Panel>
+            <Panel title="Reasoning">
+              <ReasoningPanel agentState={agentState} />
+            </Panel>
+            <Panel title="Runs">
+              <TimelinePanel agentState={agentState} />
+            </Panel>
+          </div>
+        </div>
       </Layout>
     </Layout>
   );
 }
+
+/**
+ * The agent's work beside the chat: two columns on a wide screen (the work, and the
+ * machines), one above the other on a narrower one.
+ */
+const DEMO_STYLES = [
+  '.demo-code{background:#f6f8fa;border-radius:6px;padding:8px;margin:4px 0;font-size:12px;white-space:pre-wrap;word-break:break-word}',
+  '.demo-side{display:flex;flex-direction:column;gap:0 12px;flex:none;overflow-y:auto;padding:12px;background:#fafafa;border-left:1px solid #f0f0f0}',
+  '.demo-side-column{width:440px;min-width:0}',
+  '@media (min-width:1400px){.demo-side{flex-direction:row;align-items:flex-start}.demo-side-column{width:420px}}',
+].join('');
 
 export interface DemoAppProps {
   /** The Stately inspector's observer (`?inspect`), given every inspection event besides the lifecycle panel. */
@@ -203,11 +224,7 @@ export function DemoApp({ statelyInspect }: DemoAppProps) {
   return (
     <XProvider>
       <AntApp style={{ height: '100%' }}>
-        <style>
-          {
-            '.demo-code{background:#f6f8fa;border-radius:6px;padding:8px;margin:4px 0;font-size:12px;white-space:pre-wrap;word-break:break-word}'
-          }
-        </style>
+        <style>{DEMO_STYLES}</style>
         <style>{LIFECYCLE_STYLES}</style>
         <Demo statelyInspect={statelyInspect} />
       </AntApp>

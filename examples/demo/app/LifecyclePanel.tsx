@@ -9,20 +9,24 @@ import { reasoningMachine } from '../../../machines/reasoningMachine';
 import { runMachine } from '../../../machines/runMachine';
 import { taskMachine } from '../../../machines/taskMachine';
 import { toolCallMachine } from '../../../machines/toolCallMachine';
-import { type LifecycleObserver, lifecycleKey } from './lifecycleObserver';
+import { commandLaneMachine } from '../../../runtime/commandLaneMachine';
+import { connectionMachine } from '../../../runtime/connectionMachine';
+import { type LifecycleObserver, type LiveActorStatus, type LiveLifecycles, lifecycleKey } from './lifecycleObserver';
 import { findStatePath, type MachineStateNode, machineStateTree } from './machineStateTree';
 
-/** What a row needs of an entity: runs are keyed by id, the others by their AgentState key. */
+/** What a row needs of an entity: runs and lanes are keyed by run id, the others by their AgentState key. */
 interface LifecycleEntity {
   key: string;
-  status: string;
   label: string;
+  /** Where the entity's AgentState status puts it when no actor of it was seen; the runtime's actors have none. */
+  status?: string;
 }
 
 interface MachineSection {
   machine: AnyStateMachine;
   title: string;
-  entities: (agentState: AgentState) => LifecycleEntity[];
+  /** Newest first: the store's entities from AgentState, the runtime's actors from what the inspector saw. */
+  entities: (agentState: AgentState, live: LiveLifecycles) => LifecycleEntity[];
 }
 
 function entitiesOf<Entity extends { status: string }>(
@@ -35,7 +39,33 @@ function entitiesOf<Entity extends { status: string }>(
     .map((entity) => ({ status: entity.status, ...describe(entity) }));
 }
 
+/** The actors of one runtime machine the inspector saw, newest first: they have no AgentState record. */
+function liveEntitiesOf(live: LiveLifecycles, machineId: string, label: (entityKey: string) => string) {
+  const entities: LifecycleEntity[] = [];
+  for (const lifecycle of live.values()) {
+    if (lifecycle.machineId === machineId)
+      entities.push({ key: lifecycle.entityKey, label: label(lifecycle.entityKey) });
+  }
+  return entities.reverse();
+}
+
+// The runtime's actors first, then each run, then the entities of the runs.
 const SECTIONS: MachineSection[] = [
+  {
+    machine: connectionMachine,
+    title: 'Connection',
+    entities: (_, live) => liveEntitiesOf(live, connectionMachine.id, () => 'conversation'),
+  },
+  {
+    machine: commandLaneMachine,
+    title: 'Command lanes',
+    entities: (_, live) => liveEntitiesOf(live, commandLaneMachine.id, (runId) => runId.slice(0, 8)),
+  },
+  {
+    machine: runMachine,
+    title: 'Runs',
+    entities: (state) => entitiesOf(state.runs, (run) => ({ key: run.id, label: run.id.slice(0, 8) })),
+  },
   {
     machine: toolCallMachine,
     title: 'Tool calls',
@@ -45,11 +75,6 @@ const SECTIONS: MachineSection[] = [
     machine: approvalMachine,
     title: 'Approvals',
     entities: (state) => entitiesOf(state.approvals, (approval) => ({ key: approval.key, label: approval.id })),
-  },
-  {
-    machine: runMachine,
-    title: 'Runs',
-    entities: (state) => entitiesOf(state.runs, (run) => ({ key: run.id, label: run.id.slice(0, 8) })),
   },
   {
     machine: messageMachine,
@@ -127,11 +152,13 @@ interface LifecycleRowProps {
   statePath: string | undefined;
   /** `live`: the inspector's last value of the actor; `agentState`: no actor seen, the status says. */
   source: 'live' | 'agentState';
+  /** The actor's status when it was seen. */
+  actorStatus: LiveActorStatus | undefined;
   visited: readonly string[];
 }
 
 const LifecycleRow = memo(function LifecycleRow(props: LifecycleRowProps) {
-  const { machineId, entityKey, label, statePath, source, visited } = props;
+  const { machineId, entityKey, label, statePath, source, actorStatus, visited } = props;
   const active = withAncestors(statePath === undefined ? [] : statePath.split(','));
   const visitedPaths = withAncestors(visited);
   return (
@@ -142,6 +169,7 @@ const LifecycleRow = memo(function LifecycleRow(props: LifecycleRowProps) {
       data-entity-key={entityKey}
       data-state={statePath ?? ''}
       data-source={source}
+      data-actor-status={actorStatus ?? ''}
       data-visited={visited.join(' ')}
     >
       <Typography.Text className="lifecycle-label" code title={entityKey}>
@@ -150,6 +178,7 @@ const LifecycleRow = memo(function LifecycleRow(props: LifecycleRowProps) {
       {(TREES.get(machineId) ?? []).map((node) => (
         <StateNodeView key={node.key} node={node} active={active} visited={visitedPaths} />
       ))}
+      {actorStatus === 'stopped' ? <span className="lifecycle-note">actor stopped</span> : null}
     </div>
   );
 });
@@ -160,19 +189,20 @@ export interface LifecyclePanelProps {
 }
 
 /**
- * Each entity's machine, drawn from its definition, with the state its actor is in
- * highlighted (from the store's inspection events) and the states it went through shaded.
- * Once the store lets an actor go, its last state stays; an entity whose actor this page never
- * saw (restored final, say) is placed by its AgentState status.
+ * Each entity's machine, and the runtime's connection and command lanes, drawn from their
+ * definitions, with the state each actor is in highlighted (from the inspection events) and
+ * the states it went through shaded; a lane's two parallel regions are both highlighted.
+ * Once an actor is let go, its last state stays; an entity whose actor this page never saw
+ * (restored final, say) is placed by its AgentState status.
  */
 export function LifecyclePanel({ agentState, lifecycles }: LifecyclePanelProps) {
   const live = useSyncExternalStore(lifecycles.subscribe, lifecycles.getSnapshot);
-  const sections = SECTIONS.map((section) => ({ section, entities: section.entities(agentState) })).filter(
+  const sections = SECTIONS.map((section) => ({ section, entities: section.entities(agentState, live) })).filter(
     ({ entities }) => entities.length > 0,
   );
   if (sections.length === 0) return <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="No entities yet" />;
   return (
-    <div data-testid="lifecycle-panel" style={{ maxHeight: 560, overflowY: 'auto' }}>
+    <div data-testid="lifecycle-panel" style={{ maxHeight: 'max(560px, calc(100vh - 200px))', overflowY: 'auto' }}>
       {sections.map(({ section, entities }) => {
         const machineId = section.machine.id;
         const tree = TREES.get(machineId) ?? [];
@@ -188,8 +218,11 @@ export function LifecyclePanel({ agentState, lifecycles }: LifecyclePanelProps) 
                   machineId={machineId}
                   entityKey={entity.key}
                   label={entity.label}
-                  statePath={seen?.statePath ?? findStatePath(tree, entity.status)}
+                  statePath={
+                    seen?.statePath ?? (entity.status === undefined ? undefined : findStatePath(tree, entity.status))
+                  }
                   source={seen === undefined ? 'agentState' : 'live'}
+                  actorStatus={seen?.status}
                   visited={seen?.visited ?? NO_VISITS}
                 />
               );
@@ -217,4 +250,5 @@ export const LIFECYCLE_STYLES = [
   '.lifecycle-visited{color:#1677ff;background:#f0f7ff;border-color:#bcd8ff}',
   '.lifecycle-state.lifecycle-active{color:#fff;background:#1677ff;border-color:#1677ff;font-weight:600}',
   '.lifecycle-group.lifecycle-active{border-color:#1677ff;border-style:solid;color:#1677ff}',
+  '.lifecycle-note{font-size:11px;color:#8c8c8c;font-style:italic}',
 ].join('');

@@ -1,9 +1,13 @@
 import { ThoughtChain, type ThoughtChainItemType } from '@ant-design/x';
 import { Button, Empty, Tag, Typography } from 'antd';
+import { memo } from 'react';
 import type { AgentState, AgentToolCallState } from '../../../machines/agentState';
+import type { XChatSource } from '../../../react/createXChatSource';
+import { useXChatToolCall } from '../../../react/useXChatSelector';
 import type { AgentActions } from '../../../runtime/createXChatRuntime';
 import { CLIENT_TOOLS } from './clientTools';
 import { commandOf, type DemoCommands } from './commandStatus';
+import type { DemoInput } from './demoProviders';
 
 const STATUS: Record<AgentToolCallState['status'], NonNullable<ThoughtChainItemType['status']>> = {
   streaming_arguments: 'loading',
@@ -20,15 +24,50 @@ function describe(call: AgentToolCallState): string {
   return `${call.status.replace('_', ' ')}${attempt}${where}`;
 }
 
+interface ToolCallDetailsProps {
+  chat: XChatSource<DemoInput>;
+  runId: string;
+  toolCallId: string;
+}
+
+/**
+ * A card's arguments, result and error, subscribed to that one tool call: while a call's
+ * arguments stream, only its own details render again.
+ */
+const ToolCallDetails = memo(function ToolCallDetails({ chat, runId, toolCallId }: ToolCallDetailsProps) {
+  const call = useXChatToolCall(chat, { runId, toolCallId });
+  if (call === undefined) return null;
+  return (
+    <div>
+      <Typography.Text type="secondary">Arguments</Typography.Text>
+      <pre className="demo-code">{call.arguments || ' '}</pre>
+      {call.result === undefined ? null : (
+        <>
+          <Typography.Text type="secondary">Result</Typography.Text>
+          <pre className="demo-code">{JSON.stringify(call.result, null, 2)}</pre>
+        </>
+      )}
+      {call.error === undefined ? null : (
+        <Typography.Text type="danger">
+          {call.error.message}
+          {call.error.code === undefined ? '' : ` (${call.error.code})`}
+        </Typography.Text>
+      )}
+    </div>
+  );
+});
+
 export interface ToolCallsPanelProps {
   agentState: AgentState;
+  /** The chat's source (`useXChat().chat`), which each card's details subscribe to. */
+  chat: XChatSource<DemoInput>;
   agentActions: AgentActions;
   commands: DemoCommands;
   onError: (error: unknown) => void;
 }
 
 /** Every tool call: arguments as they stream, the result or the error, Retry on a retryable failure. */
-export function ToolCallsPanel({ agentState, agentActions, commands, onError }: ToolCallsPanelProps) {
+export function ToolCallsPanel({ agentState, chat, agentActions, commands, onError }: ToolCallsPanelProps) {
   // Newest first: what needs a click is at the top.
   const calls = Object.values(agentState.toolCalls).reverse();
   if (calls.length === 0) return <Empty image={Empty.PRESENTED_IMAGE_SIMPLE} description="No tool calls yet" />;
@@ -46,24 +85,7 @@ export function ToolCallsPanel({ agentState, agentActions, commands, onError }: 
       ),
       description: describe(call),
       status: STATUS[call.status],
-      content: (
-        <div>
-          <Typography.Text type="secondary">Arguments</Typography.Text>
-          <pre className="demo-code">{call.arguments || ' '}</pre>
-          {call.result === undefined ? null : (
-            <>
-              <Typography.Text type="secondary">Result</Typography.Text>
-              <pre className="demo-code">{JSON.stringify(call.result, null, 2)}</pre>
-            </>
-          )}
-          {call.error === undefined ? null : (
-            <Typography.Text type="danger">
-              {call.error.message}
-              {call.error.code === undefined ? '' : ` (${call.error.code})`}
-            </Typography.Text>
-          )}
-        </div>
-      ),
+      content: <ToolCallDetails chat={chat} runId={call.runId} toolCallId={call.id} />,
       footer: retryable ? (
         <Button
           size="small"
