@@ -343,7 +343,21 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
       return findLane(runId) as CommandLaneRef;
     },
     findLane,
-    closeLane: (runId) => runtimeActor.send({ type: 'lane.close', runId }),
+    closeLane: (runId) => {
+      const lane = findLane(runId);
+      if (lane === undefined) return;
+      // The outcome of a lane's last command closes it from within that command: the lane
+      // finishes the command (back to idle) before it is stopped.
+      if (!lane.getSnapshot().matches({ execution: 'idle' })) {
+        const subscription = lane.subscribe((snapshot) => {
+          if (!snapshot.matches({ execution: 'idle' })) return;
+          subscription.unsubscribe();
+          if (findLane(runId) === lane) runtimeActor.send({ type: 'lane.close', runId });
+        });
+        return;
+      }
+      runtimeActor.send({ type: 'lane.close', runId });
+    },
   };
 
   /** What the runner says of one stream, for the connection machine; `resume`: a restored run resumed from its cursor. */

@@ -110,14 +110,22 @@ describe('the interaction runtime as an actor', () => {
     const run = await requestRunWaitingOnTool(chat, remote);
     expect(childrenOf(chat)[commandLaneId(run.runId)]).toBeUndefined();
 
-    // The lane comes and goes within the action: a client tool result is settled at once.
+    // A client tool result is settled at once: the run finishes while its lane executes it.
     const lanes: string[][] = [];
     const subscription = chat.actor.subscribe((snapshot) => {
       lanes.push(Object.keys(snapshot.children).filter((id) => id.startsWith('lane:')));
     });
-    await chat.agentActions.submitToolResult({ runId: run.runId, toolCallId: 'call-1', result: 14 });
+    const submitted = chat.agentActions.submitToolResult({ runId: run.runId, toolCallId: 'call-1', result: 14 });
+    const lane = childrenOf(chat)[commandLaneId(run.runId)];
+    await submitted;
+    await settle();
     subscription.unsubscribe();
     expect(lanes).toContainEqual([commandLaneId(run.runId)]);
+    // Stopped once it had finished its command, not in the middle of it.
+    expect(lane?.getSnapshot()).toMatchObject({
+      status: 'stopped',
+      value: { admission: 'accepting', execution: 'idle' },
+    });
     // The waiting run had all it waited for and, without autoContinue, has finished: its lane is stopped.
     expect(lanes.at(-1)).toEqual([]);
     expect(Object.keys(childrenOf(chat))).toEqual(['connection']);
