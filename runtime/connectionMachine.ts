@@ -28,7 +28,7 @@ export type ConnectionMachineEvent =
   /** A stream ended (its run ended, or it was aborted). */
   | { type: 'stream.closed' };
 
-interface ConnectionContext {
+export interface ConnectionContext {
   /** Streams open now. */
   streams: number;
   /** The error of the last `failed` or `unrecoverable`, for the view. */
