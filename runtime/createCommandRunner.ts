@@ -133,7 +133,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     commands.delete(live.command.commandId);
     store.settle(live.command);
     book.settle(live.command, error);
-    if (live.command.type === 'run.cancel') core.findLane(live.command.runId)?.send({ type: 'lane.cancel_settled' });
+    if (live.command.type === 'run.cancel') core.settleCancel(live.command.runId);
     core.schedule();
     core.checkpoint('command');
     live.reject(error);
@@ -279,9 +279,10 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       const message = `Provider "${provider.id}" does not support ${type}`;
       return Promise.reject(new AgentCommandError('unsupported_capability', message));
     }
-    const lane = core.laneOf(runId);
-    const laneEvent = { type: 'lane.enqueue', commandId: command.commandId, cancels: type === 'run.cancel' } as const;
-    if (!local && !lane.getSnapshot().can(laneEvent)) {
+    const cancels = type === 'run.cancel';
+    const laneEvent = { type: 'lane.enqueue', commandId: command.commandId, cancels } as const;
+    // A run without a lane yet takes any command: its lane is spawned accepting.
+    if (!local && core.findLane(runId)?.getSnapshot().can(laneEvent) === false) {
       const message = `Run "${runId}" is being cancelled: later commands are refused`;
       return Promise.reject(new AgentCommandError('invalid_command', message));
     }
@@ -296,7 +297,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       core.schedule();
       core.checkpoint('command');
       if (local && type === 'approval.resolve') recordAnswer(command as AgentCommandOf<'approval.resolve'>);
-      else lane.send(laneEvent);
+      else core.enqueueCommand(runId, command.commandId, cancels);
     });
   };
 

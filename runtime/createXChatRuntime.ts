@@ -263,22 +263,26 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   /** Brings the actor's view up to date: the one transition a change costs, once per task. */
   const tell = () => {
     const view = getSnapshot();
-    if (view !== runtimeActor.getSnapshot().context.view) runtimeActor.send({ type: 'view.changed', view });
+    if (view === runtimeActor.getSnapshot().context.view) return false;
+    runtimeActor.send({ type: 'view.changed', view });
+    return true;
   };
   // The view is made for subscribers only: a conversation nobody watches (one switched away
   // from, one on a server) pays nothing per task for a view that nobody reads.
-  let subscribers = 0;
+  const listeners = new Set<() => void>();
+  let actorSubscribers = 0;
+  const watched = () => listeners.size > 0 || actorSubscribers > 0;
   const subscribeToActor = runtimeActor.subscribe.bind(runtimeActor);
   runtimeActor.subscribe = ((...args: Parameters<typeof subscribeToActor>) => {
-    if (subscribers === 0) tell();
-    subscribers += 1;
+    if (!watched()) tell();
+    actorSubscribers += 1;
     const subscription = subscribeToActor(...args);
     let subscribed = true;
     return {
       unsubscribe() {
         if (!subscribed) return;
         subscribed = false;
-        subscribers -= 1;
+        actorSubscribers -= 1;
         subscription.unsubscribe();
       },
     };
@@ -287,7 +291,9 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   let scheduled = false;
   const notify = () => {
     scheduled = false;
-    if (subscribers > 0) tell();
+    // Listeners are called after the actor has taken the change, never from within it: one
+    // that acts at once (approves, retries) finds the actor ready to take that too.
+    if (watched() && tell()) for (const listener of [...listeners]) listener();
   };
   // Listeners hear of changes in a task of their own, after the run has dispatched what
   // one read of the stream holds: a transport yields frame by frame, through microtasks,
@@ -338,11 +344,10 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
       if (!isRestoring()) coordinator?.schedule(reason);
     },
     isRestoring,
-    laneOf: (runId) => {
-      if (findLane(runId) === undefined) runtimeActor.send({ type: 'lane.open', runId });
-      return findLane(runId) as CommandLaneRef;
-    },
     findLane,
+    enqueueCommand: (runId, commandId, cancels) =>
+      runtimeActor.send({ type: 'lane.enqueue', runId, commandId, cancels }),
+    settleCancel: (runId) => runtimeActor.send({ type: 'lane.cancel_settled', runId }),
     closeLane: (runId) => {
       const lane = findLane(runId);
       if (lane === undefined) return;
@@ -563,14 +568,11 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     flushCheckpoint: () => coordinator?.flush() ?? Promise.resolve(),
     getSnapshot,
     subscribe(listener) {
-      // Told once per change of the view, in the task `notify` runs in.
-      let told = runtimeActor.getSnapshot().context.view;
-      const subscription = runtimeActor.subscribe(({ context }) => {
-        if (context.view === told) return;
-        told = context.view;
-        listener();
-      });
-      return () => subscription.unsubscribe();
+      if (!watched()) tell();
+      // One entry per call: the same function subscribed twice is two subscriptions.
+      const entry = () => listener();
+      listeners.add(entry);
+      return () => listeners.delete(entry);
     },
     request,
     abort,

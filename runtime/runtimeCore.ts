@@ -40,10 +40,12 @@ export interface RuntimeCore {
   checkpoint(reason: CheckpointReason): void;
   /** Whether the conversation is being restored from its checkpoint: commands wait for it. */
   isRestoring(): boolean;
-  /** The command lane of a run: a child of the runtime's actor, spawned on first use. */
-  laneOf(runId: string): CommandLaneRef;
-  /** The lane of a run, if it has one. */
+  /** The lane of a run, if it has one: a child of the runtime's actor. */
   findLane(runId: string): CommandLaneRef | undefined;
+  /** Puts a command into its run's lane, spawning the lane on the run's first command. */
+  enqueueCommand(runId: string, commandId: string, cancels: boolean): void;
+  /** The run's cancel has settled: its lane takes commands again. */
+  settleCancel(runId: string): void;
   /** Stops the lane of a run that has finished. */
   closeLane(runId: string): void;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
 import { createRemoteRuntime, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
+import { until } from '../tests/support/until';
 import { createXChatRuntime } from './createXChatRuntime';
 import { commandLaneId } from './xChatRuntimeMachine';
 
@@ -129,6 +130,50 @@ describe('the interaction runtime as an actor', () => {
     // The waiting run had all it waited for and, without autoContinue, has finished: its lane is stopped.
     expect(lanes.at(-1)).toEqual([]);
     expect(Object.keys(childrenOf(chat))).toEqual(['connection']);
+  });
+
+  it('takes a command sent from inside its own observer, in order', async () => {
+    const remote = createRemoteRuntime({
+      *onCommand(command, run) {
+        if (command.type === 'approval.resolve') {
+          yield run.events.emit('approval.resolved', { approvalId: command.payload.approvalId, decision: 'approved' });
+        }
+      },
+    });
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Delete the report' });
+    const run = await started;
+    const decided: Array<Promise<unknown>> = [];
+    // An observer of the actor is called while the actor takes the change: what it sends waits its turn.
+    const subscription = chat.actor.subscribe(({ context }) => {
+      const waiting = Object.values(context.view.agentState.approvals).filter(({ status }) => status === 'waiting');
+      if (waiting.length < 2 || decided.length > 0) return;
+      for (const approval of waiting) {
+        decided.push(
+          chat.agentActions.resolveApproval({ runId: run.runId, approvalId: approval.id, decision: 'approved' }),
+        );
+      }
+    });
+    run.push((events) => [
+      events.emit('approval.requested', { approvalId: 'first' }),
+      events.emit('approval.requested', { approvalId: 'second' }),
+    ]);
+    await until(() => decided.length === 2, 'the observer to decide');
+    await Promise.all(decided);
+    subscription.unsubscribe();
+    expect(remote.calls.map((command) => command.payload)).toEqual([
+      { approvalId: 'first', decision: 'approved' },
+      { approvalId: 'second', decision: 'approved' },
+    ]);
+    const { approvals } = chat.getSnapshot().agentState;
+    expect(Object.values(approvals).map(({ id, status }) => [id, status])).toEqual([
+      ['first', 'resolved'],
+      ['second', 'resolved'],
+    ]);
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    expect((await result).status).toBe('completed');
   });
 
   it("shows its own actors and the store's to `inspect`", async () => {

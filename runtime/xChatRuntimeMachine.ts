@@ -1,4 +1,4 @@
-import { type ActorRefFrom, assign, sendTo, setup, spawnChild, stopChild } from 'xstate';
+import { type ActorRefFrom, assign, enqueueActions, sendTo, setup, stopChild } from 'xstate';
 import { commandLaneMachine } from './commandLaneMachine';
 import { type ConnectionMachineEvent, connectionMachine } from './connectionMachine';
 import type { XChatSnapshot } from './createXChatRuntime';
@@ -10,8 +10,13 @@ export type XChatRuntimeEvent =
   | { type: 'restore.settled' }
   /** What a view reads changed; listeners hear of it in a task of their own. */
   | { type: 'view.changed'; view: XChatSnapshot }
-  /** A run's first command: its lane is spawned, a child named `lane:<runId>` (the run must not have one). */
-  | { type: 'lane.open'; runId: string }
+  /**
+   * A command for a run's lane: the lane (a child named `lane:<runId>`) is spawned on the
+   * run's first command, and takes the command after those before it.
+   */
+  | { type: 'lane.enqueue'; runId: string; commandId: string; cancels: boolean }
+  /** The run's cancel has settled: its lane takes commands again. */
+  | { type: 'lane.cancel_settled'; runId: string }
   /** The run has finished and none of its commands is left: its lane is stopped. */
   | { type: 'lane.close'; runId: string };
 
@@ -42,7 +47,8 @@ export function commandLaneId(runId: string): string {
  * is `restoring` (requests wait, commands are refused), then `ready`. Its children are the
  * connection machine (`connection`, which every `restore.*` and `stream.*` event goes to)
  * and one command lane per run with commands (`lane:<runId>`, spawned on the run's first
- * command and stopped when the run has finished with none left). Its context is the view
+ * command and stopped when the run has finished with none left): commands reach their lane
+ * through it, so they keep their order even when sent while it is busy. Its context is the view
  * its listeners were last told of (`XChatSnapshot`). The runtime provides the lanes'
  * `execute` actor; the store's actors form a system of their own.
  */
@@ -59,9 +65,18 @@ export const xChatRuntimeMachine = setup({
   actions: {
     toConnection: sendTo('connection', ({ event }) => event as ConnectionMachineEvent),
     keepView: assign({ view: ({ context, event }) => (event.type === 'view.changed' ? event.view : context.view) }),
-    openLane: spawnChild('commandLane', {
-      id: ({ event }) => commandLaneId((event as { runId: string }).runId),
-      input: ({ event }) => ({ runId: (event as { runId: string }).runId }),
+    toLane: enqueueActions(({ event, enqueue, self }) => {
+      if (event.type !== 'lane.enqueue' && event.type !== 'lane.cancel_settled') return;
+      const id = commandLaneId(event.runId);
+      if (event.type === 'lane.enqueue' && self.getSnapshot().children[id] === undefined) {
+        enqueue.spawnChild('commandLane', { id, input: { runId: event.runId } });
+      }
+      enqueue.sendTo(
+        id,
+        event.type === 'lane.enqueue'
+          ? { type: 'lane.enqueue', commandId: event.commandId, cancels: event.cancels }
+          : { type: 'lane.cancel_settled' },
+      );
     }),
     closeLane: stopChild(({ event }) => commandLaneId((event as { runId: string }).runId)),
   },
@@ -74,7 +89,8 @@ export const xChatRuntimeMachine = setup({
     'restore.*': { actions: 'toConnection' },
     'stream.*': { actions: 'toConnection' },
     'view.changed': { actions: 'keepView' },
-    'lane.open': { actions: 'openLane' },
+    'lane.enqueue': { actions: 'toLane' },
+    'lane.cancel_settled': { actions: 'toLane' },
     'lane.close': { actions: 'closeLane' },
   },
   states: {
