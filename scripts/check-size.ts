@@ -15,13 +15,13 @@ import { bundleSize } from './bundleSize';
 // to the React entry; the hook on @xstate/react (1.5 KB with its use-sync-external-store shim),
 // its message layer, render batching and selector hooks 2 KB more; the grouped thread list
 // (XChatMessageList, useXChatMessageGroups) and keyed message notifications 0.3 KB more; the
-// runtime as one actor (its machine invoking the connection and spawning the lanes) 0.6 KB more.
+// runtime as one actor (its machine invoking the connection, spawning the lanes and routing their commands) 0.7 KB more.
 const budgets = [
   { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 43.5 },
   {
     contents: "export * from './dist/index.js'; export * from './dist/react.js';",
     name: 'agentstate + agentstate/react',
-    limitKb: 61.5,
+    limitKb: 62,
   },
 ];
 
