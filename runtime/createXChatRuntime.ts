@@ -3,9 +3,8 @@ import type { AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import { createAgentCheckpointCoordinator } from '../checkpoint/createAgentCheckpointCoordinator';
 import type { ParseAgentCheckpointOptions } from '../checkpoint/parseAgentCheckpoint';
-import type { AgentState } from '../machines/agentState';
 import { type AgentStore, type AgentStoreOptions, createAgentStore } from '../machines/createAgentStore';
-import { type AgentMessageInfo, selectMessages } from '../machines/selectors';
+import { selectMessages } from '../machines/selectors';
 import type { AgentCommandPayloadMap } from '../protocol/commandSchemas';
 import { randomId } from '../protocol/randomId';
 import type { AgentRunContinuation } from '../providers/AgentProvider';
@@ -18,15 +17,17 @@ import {
   runAgentProvider,
 } from '../providers/runAgentProvider';
 import { createAgentLoop, type StartRun } from './agentLoop';
-import { type AgentCommandState, CommandBook } from './commandBook';
+import { CommandBook } from './commandBook';
 import { commandLaneMachine } from './commandLaneMachine';
 import type { AgentConnectionState } from './connectionMachine';
 import { buildConversationCheckpoint, type RestoredRun, restoreConversation } from './conversationCheckpoint';
 import { type AgentActionResult, createCommandRunner } from './createCommandRunner';
 import type { RuntimeCore, RuntimeRun } from './runtimeCore';
 import { type CommandLaneRef, commandLaneId, xChatRuntimeMachine } from './xChatRuntimeMachine';
+import type { XChatSnapshot } from './xChatSnapshot';
 
 export type { AgentActionResult } from './createCommandRunner';
+export type { XChatSnapshot } from './xChatSnapshot';
 
 export interface XChatRuntimeOptions<Input, Request, Chunk, Context> {
   /** The provider runs use unless `request` is given another. */
@@ -68,35 +69,6 @@ export interface XChatRuntimeOptions<Input, Request, Chunk, Context> {
    * `store.inspect` is given, the store's actor system: the Stately inspector, say.
    */
   inspect?: (event: InspectionEvent) => void;
-}
-
-/** What a chat view reads. The same object until something in it changes. */
-export interface XChatSnapshot {
-  agentState: AgentState;
-  /** The session's messages as `{ id, message, status }`, in arrival order. */
-  messages: AgentMessageInfo[];
-  /** A request of this runtime is in flight: its run has not ended yet. */
-  isRequesting: boolean;
-  /** Each command of a run not finished yet, by command id. Never part of AgentState. */
-  commandStates: Readonly<Record<string, AgentCommandState>>;
-  /** The latest command id of each action key (`getAgentActionKey`). */
-  latestCommandByAction: Readonly<Record<string, string>>;
-  /**
-   * The last error a run of this runtime broke off with outside a caller's await (an
-   * automatic continuation whose provider broke its contract, say), or the error of a
-   * connection that failed or cannot go on, until the next run starts (a request or a continuation). Runs that fail are in AgentState.
-   */
-  error: unknown;
-  /** `idle | restoring | connecting | connected | reconnecting | unrecoverable | failed`. */
-  connectionState: AgentConnectionState;
-  /** The last checkpoint that could not be read or saved; the runs went on regardless. */
-  checkpointError: AgentCheckpointError | undefined;
-  /**
-   * Runs AgentState shows `running` that this runtime cannot follow: restored from a
-   * checkpoint with no cursor or no resumable provider (`connectionState` was
-   * `unrecoverable`). They stay as they were saved; nothing here will end them.
-   */
-  strandedRunIds: readonly string[];
 }
 
 export interface XChatRequestOptions<Input> {

@@ -1,7 +1,7 @@
 import { type ActorRefFrom, assign, enqueueActions, sendTo, setup, stopChild } from 'xstate';
 import { commandLaneMachine } from './commandLaneMachine';
 import { type ConnectionMachineEvent, connectionMachine } from './connectionMachine';
-import type { XChatSnapshot } from './createXChatRuntime';
+import type { XChatSnapshot } from './xChatSnapshot';
 
 export type XChatRuntimeEvent =
   /** Goes to the connection machine, the runtime's `connection` child. */
