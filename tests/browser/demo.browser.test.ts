@@ -437,6 +437,19 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
         .map((event) => event.value);
       expect(connectionValues).toContain('connected');
       expect(connectionValues.at(-1)).toBe('idle');
+      // The runtime's view reaches the inspector as a summary, not as the whole AgentState.
+      const views = heard
+        .filter((event) => event.type === '@xstate.snapshot' && names.get(event.sessionId) === 'xChat')
+        .map((event) => event.view);
+      expect(views.at(-1)).toEqual({
+        isRequesting: false,
+        connectionState: 'idle',
+        messages: await inspected.locator('[data-testid="bubble"]').count(),
+        runs: 1,
+        commands: 0,
+        issues: 0,
+        error: false,
+      });
       expect(errors).toEqual([]);
     } finally {
       await context.close();
@@ -452,6 +465,8 @@ interface HeardEvent {
   name?: string;
   /** A snapshot's state value (`@xstate.snapshot`). */
   value?: unknown;
+  /** The runtime's view in its snapshot's context, as the page lets the inspector see it. */
+  view?: unknown;
 }
 
 /**
@@ -463,7 +478,13 @@ const INSPECTOR_STAND_IN = `<!doctype html><title>inspector stand-in</title><scr
   window.heard = [];
   addEventListener('message', ({ data }) => {
     if (typeof data !== 'object' || data === null || typeof data._version !== 'string') return;
-    window.heard.push({ type: data.type, sessionId: data.sessionId, name: data.name, value: data.snapshot?.value });
+    window.heard.push({
+      type: data.type,
+      sessionId: data.sessionId,
+      name: data.name,
+      value: data.snapshot?.value,
+      view: data.snapshot?.context?.view,
+    });
   });
   window.opener.postMessage({ type: '@statelyai.connected' }, '*');
 </script>`;
