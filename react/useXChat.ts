@@ -70,8 +70,9 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   protocolMode?: AgentStoreOptions['protocolMode'];
   /**
    * Sees the conversation's actors: the runtime's (`xChat`, its `connection` machine and the
-   * command lanes) and the store's whole system (the Stately inspector, say). Read when the
-   * conversation is made.
+   * command lanes) and the store's whole system (the Stately inspector, say). The runtime's
+   * snapshots carry its whole view: sanitize them for an inspector that copies each one.
+   * Read when the conversation is made.
    */
   inspect?: XChatRuntimeOptions<Input, Request, Chunk, Context>['inspect'];
   /** Render at most once per this many milliseconds while streaming. Default: once per animation frame. */

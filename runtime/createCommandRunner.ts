@@ -96,6 +96,8 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
   const { store, book, sessionId, now } = core;
   const commands = new Map<string, LiveCommand>();
   const answers = new Map<string, Map<string, RecordedAnswer>>();
+  /** Runs with a cancel submitted and not settled: their later commands are refused. */
+  const cancelling = new Set<string>();
   /** Who waits for a run's terminal event (a cancel waiting for its confirmation). */
   const terminalWaiters = new Map<string, Set<() => void>>();
 
@@ -123,6 +125,8 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     commands.delete(live.command.commandId);
     store.settle(live.command);
     book.settle(live.command, undefined);
+    // A confirmed cancel ended the run: the store refuses its later commands from now on.
+    if (live.command.type === 'run.cancel') cancelling.delete(live.command.runId);
     core.schedule();
     core.checkpoint('command');
     live.resolve({ commandId: live.command.commandId, idempotencyKey: live.command.idempotencyKey });
@@ -133,7 +137,10 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     commands.delete(live.command.commandId);
     store.settle(live.command);
     book.settle(live.command, error);
-    if (live.command.type === 'run.cancel') core.settleCancel(live.command.runId);
+    if (live.command.type === 'run.cancel') {
+      cancelling.delete(live.command.runId);
+      core.settleCancel(live.command.runId);
+    }
     core.schedule();
     core.checkpoint('command');
     live.reject(error);
@@ -281,8 +288,9 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     }
     const cancels = type === 'run.cancel';
     const laneEvent = { type: 'lane.enqueue', commandId: command.commandId, cancels } as const;
-    // A run without a lane yet takes any command: its lane is spawned accepting.
-    if (!local && core.findLane(runId)?.getSnapshot().can(laneEvent) === false) {
+    // The lane refuses commands behind a cancel; a cancel on its way to the lane (sent while
+    // the runtime's actor was busy) is not in it yet, and counts the same.
+    if (!local && (core.findLane(runId)?.getSnapshot().can(laneEvent) === false || cancelling.has(runId))) {
       const message = `Run "${runId}" is being cancelled: later commands are refused`;
       return Promise.reject(new AgentCommandError('invalid_command', message));
     }
@@ -297,7 +305,10 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       core.schedule();
       core.checkpoint('command');
       if (local && type === 'approval.resolve') recordAnswer(command as AgentCommandOf<'approval.resolve'>);
-      else core.enqueueCommand(runId, command.commandId, cancels);
+      else {
+        if (cancels) cancelling.add(runId);
+        core.enqueueCommand(runId, command.commandId, cancels);
+      }
     });
   };
 

@@ -1,4 +1,11 @@
-import { type Actor, type AnyActorRef, createActor, fromPromise, type InspectionEvent } from 'xstate';
+import {
+  type Actor,
+  type AnyActorRef,
+  createActor,
+  fromPromise,
+  type InspectionEvent,
+  type SnapshotFrom,
+} from 'xstate';
 import type { AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import { createAgentCheckpointCoordinator } from '../checkpoint/createAgentCheckpointCoordinator';
@@ -220,35 +227,41 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const machine = xChatRuntimeMachine.provide({
     actors: { commandLane: commandLaneMachine.provide({ actors: { execute } }) },
   });
-  // The view before the actor exists: nothing has happened yet, so the connection is idle.
-  let actor: Actor<typeof xChatRuntimeMachine> | undefined;
+  // The actor's own snapshot, read inside the runtime (its public `getSnapshot` may make the
+  // view first). Before the actor exists nothing has happened yet: the connection is idle.
+  let actorSnapshot: (() => SnapshotFrom<typeof xChatRuntimeMachine>) | undefined;
   const connectionState = (): AgentConnectionState =>
-    (actor?.getSnapshot().children.connection?.getSnapshot().value as AgentConnectionState | undefined) ?? 'idle';
+    (actorSnapshot?.().children.connection?.getSnapshot().value as AgentConnectionState | undefined) ?? 'idle';
   const runtimeActor = createActor(machine, {
     id: 'xChat',
     input: { sessionId, checkpointed: storage !== undefined, view: computeView() },
     ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
   });
-  actor = runtimeActor;
+  const ownSnapshot = runtimeActor.getSnapshot.bind(runtimeActor);
+  actorSnapshot = ownSnapshot;
   runtimeActor.start();
 
   /** Brings the actor's view up to date: the one transition a change costs, once per task. */
   const tell = () => {
     const view = getSnapshot();
-    if (view === runtimeActor.getSnapshot().context.view) return false;
-    runtimeActor.send({ type: 'view.changed', view });
-    return true;
+    if (view !== ownSnapshot().context.view) runtimeActor.send({ type: 'view.changed', view });
   };
   // The view is made for subscribers only: a conversation nobody watches (one switched away
-  // from, one on a server) pays nothing per task for a view that nobody reads.
+  // from, one on a server) pays nothing per task for a view that nobody reads. Read while
+  // nobody watches, the actor's snapshot brings its view up to date first.
   const listeners = new Set<() => void>();
   let actorSubscribers = 0;
   const watched = () => listeners.size > 0 || actorSubscribers > 0;
+  runtimeActor.getSnapshot = () => {
+    if (!watched()) tell();
+    return ownSnapshot();
+  };
   const subscribeToActor = runtimeActor.subscribe.bind(runtimeActor);
   runtimeActor.subscribe = ((...args: Parameters<typeof subscribeToActor>) => {
-    if (!watched()) tell();
     actorSubscribers += 1;
     const subscription = subscribeToActor(...args);
+    // The new subscriber hears of a view made since the actor was last read.
+    if (actorSubscribers === 1 && listeners.size === 0) tell();
     let subscribed = true;
     return {
       unsubscribe() {
@@ -263,9 +276,11 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   let scheduled = false;
   const notify = () => {
     scheduled = false;
+    if (!watched()) return;
+    tell();
     // Listeners are called after the actor has taken the change, never from within it: one
     // that acts at once (approves, retries) finds the actor ready to take that too.
-    if (watched() && tell()) for (const listener of [...listeners]) listener();
+    for (const listener of [...listeners]) listener();
   };
   // Listeners hear of changes in a task of their own, after the run has dispatched what
   // one read of the stream holds: a transport yields frame by frame, through microtasks,
@@ -275,9 +290,9 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     scheduled = true;
     setTimeout(notify, 0);
   };
-  runtimeActor.getSnapshot().children.connection?.subscribe(schedule);
+  ownSnapshot().children.connection?.subscribe(schedule);
 
-  const children = () => runtimeActor.getSnapshot().children as Record<string, AnyActorRef | undefined>;
+  const children = () => ownSnapshot().children as Record<string, AnyActorRef | undefined>;
   const findLane = (runId: string) => children()[commandLaneId(runId)] as CommandLaneRef | undefined;
 
   const coordinator =
@@ -296,7 +311,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
             schedule();
           },
         });
-  const isRestoring = () => runtimeActor.getSnapshot().matches('restoring');
+  const isRestoring = () => ownSnapshot().matches('restoring');
   store.subscribe(() => {
     schedule();
     // Not while restoring: the restored state is what was saved.
@@ -540,7 +555,6 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     flushCheckpoint: () => coordinator?.flush() ?? Promise.resolve(),
     getSnapshot,
     subscribe(listener) {
-      if (!watched()) tell();
       // One entry per call: the same function subscribed twice is two subscriptions.
       const entry = () => listener();
       listeners.add(entry);

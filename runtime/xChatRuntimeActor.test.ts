@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { type AnyActorRef, type InspectionEvent, waitFor } from 'xstate';
 import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
 import { createRemoteRuntime, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
 import { until } from '../tests/support/until';
@@ -58,11 +58,16 @@ describe('the interaction runtime as an actor', () => {
     expect(connection?.getSnapshot().value).toBe('idle');
   });
 
-  it('tells its listeners through its context: one change of the view each, in a task of its own', async () => {
+  it('tells its listeners in a task of their own, once its context has the change; makes no view while nobody watches', async () => {
     const remote = createRemoteRuntime();
-    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
-    const told: unknown[] = [];
-    const unsubscribe = chat.subscribe(() => told.push(chat.actor.getSnapshot().context.view));
+    let viewsMade = 0;
+    const inspect = (event: InspectionEvent) => {
+      if (event.type === '@xstate.event' && event.event.type === 'view.changed') viewsMade += 1;
+    };
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', inspect });
+    // What the actor's context held each time a listener was called, beside the view then.
+    const told: Array<[unknown, unknown]> = [];
+    const unsubscribe = chat.subscribe(() => told.push([chat.actor.getSnapshot().context.view, chat.getSnapshot()]));
     const started = remote.nextRun();
     const result = chat.request({ prompt: 'Go' });
     const run = await started;
@@ -74,17 +79,18 @@ describe('the interaction runtime as an actor', () => {
     const before = told.length;
     await tick();
     expect(told.length).toBeGreaterThan(before);
-    await settle();
-    expect(chat.actor.getSnapshot().context.view).toBe(chat.getSnapshot());
-    expect(chat.getSnapshot().messages.at(-1)?.message.content).toBe('Hello');
-    expect(new Set(told).size).toBe(told.length);
     run.push((events) => [events.emit('run.completed', {})]);
     run.end();
     await result;
     await settle();
+    for (const [context, view] of told) expect(context).toBe(view);
+    expect(chat.actor.getSnapshot().context.view.messages.at(-1)?.message.content).toBe('Hello');
     expect(chat.actor.getSnapshot().context.view.isRequesting).toBe(false);
     unsubscribe();
+
+    // Nobody watches: a whole run makes no view, and reading the actor brings it up to date.
     const count = told.length;
+    const made = viewsMade;
     const again = remote.nextRun();
     const second = chat.request({ prompt: 'Again' });
     (await again).push((events) => [events.emit('run.completed', {})]);
@@ -92,17 +98,41 @@ describe('the interaction runtime as an actor', () => {
     await second;
     await settle();
     expect(told.length).toBe(count);
-    // Without subscribers the view is not made again; the next subscriber finds it up to date.
-    const stale = chat.actor.getSnapshot().context.view;
-    expect(stale.messages).toHaveLength(2);
-    const subscription = chat.actor.subscribe(() => undefined);
-    expect(chat.actor.getSnapshot().context.view).not.toBe(stale);
+    expect(viewsMade).toBe(made);
     expect(chat.actor.getSnapshot().context.view.messages.map(({ message }) => message.content)).toEqual([
       'Go',
       'Hello',
       'Again',
     ]);
-    subscription.unsubscribe();
+    expect(viewsMade).toBe(made + 1);
+  });
+
+  it("lets xstate's waitFor and a listener subscribed after a change see that change", async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Go' });
+    (await started).push((events) => [events.emit('run.completed', {})]);
+    (await started).end();
+    await result;
+    await settle();
+    await expect(
+      waitFor(chat.actor, ({ context }) => context.view.messages.length === 1, { timeout: 300 }),
+    ).resolves.toBeDefined();
+
+    // A change, then a listener in the same task: the task's notification reaches it.
+    const next = remote.nextRun();
+    const running = chat.request({ prompt: 'Again' });
+    let calls = 0;
+    const unsubscribe = chat.subscribe(() => {
+      calls += 1;
+    });
+    await tick();
+    expect(calls).toBeGreaterThan(0);
+    (await next).push((events) => [events.emit('run.completed', {})]);
+    (await next).end();
+    await running;
+    unsubscribe();
   });
 
   it("spawns a run's command lane on its first command and stops it once the run has finished", async () => {
@@ -174,6 +204,58 @@ describe('the interaction runtime as an actor', () => {
     run.push((events) => [events.emit('run.completed', {})]);
     run.end();
     expect((await result).status).toBe('completed');
+  });
+
+  it('refuses a command sent behind a cancel from inside its observer, as it would outside', async () => {
+    // The runtime takes the cancel and never confirms it: the cancel times out.
+    const remote = createRemoteRuntime({ *onCommand() {} });
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', cancelTimeoutMs: 30 });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Delete the report' });
+    const run = await started;
+    const sent: Array<Promise<unknown>> = [];
+    const subscription = chat.actor.subscribe(({ context }) => {
+      const waiting = Object.values(context.view.agentState.approvals).some(({ status }) => status === 'waiting');
+      if (!waiting || sent.length > 0) return;
+      sent.push(chat.agentActions.cancelRun({ runId: run.runId }).catch((error: unknown) => error));
+      sent.push(
+        chat.agentActions
+          .resolveApproval({ runId: run.runId, approvalId: 'a-1', decision: 'approved' })
+          .catch((error: unknown) => error),
+      );
+    });
+    run.push((events) => [events.emit('approval.requested', { approvalId: 'a-1' })]);
+    await until(() => sent.length === 2, 'the observer to act');
+    subscription.unsubscribe();
+    const [cancelled, approved] = await Promise.all(sent);
+    expect(approved).toMatchObject({ code: 'invalid_command', message: expect.stringMatching(/being cancelled/) });
+    expect(cancelled).toMatchObject({ code: 'interrupted' });
+    expect(remote.calls.map(({ type }) => type)).toEqual(['run.cancel']);
+    // The cancel failed: the lane takes commands again, and the approval can be answered.
+    await settle();
+    expect(Object.values(chat.getSnapshot().commandStates).filter(({ status }) => status === 'submitting')).toEqual([]);
+    const answering = chat.agentActions.resolveApproval({ runId: run.runId, approvalId: 'a-1', decision: 'approved' });
+    await until(() => remote.calls.length === 2, 'the approval to reach the runtime');
+    expect(remote.calls.map(({ type }) => type)).toEqual(['run.cancel', 'approval.resolve']);
+    chat.abort();
+    await answering.catch(() => undefined);
+    await result;
+  });
+
+  it('keeps working when a lane is stopped from outside while it executes a cancel', async () => {
+    const remote = createRemoteRuntime({ *onCommand() {} });
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', cancelTimeoutMs: 30 });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Go' });
+    const run = await started;
+    const cancel = chat.agentActions.cancelRun({ runId: run.runId }).catch((error: unknown) => error);
+    chat.actor.send({ type: 'lane.close', runId: run.runId });
+    expect(await cancel).toMatchObject({ code: 'interrupted' });
+    await settle();
+    expect(chat.actor.getSnapshot().status).toBe('active');
+    chat.abort();
+    expect((await result).status).toBe('cancelled');
+    expect(chat.getSnapshot().connectionState).toBe('idle');
   });
 
   it("shows its own actors and the store's to `inspect`", async () => {

@@ -68,7 +68,9 @@ export const xChatRuntimeMachine = setup({
     toLane: enqueueActions(({ event, enqueue, self }) => {
       if (event.type !== 'lane.enqueue' && event.type !== 'lane.cancel_settled') return;
       const id = commandLaneId(event.runId);
-      if (event.type === 'lane.enqueue' && self.getSnapshot().children[id] === undefined) {
+      if (self.getSnapshot().children[id] === undefined) {
+        // A cancel settles on a lane that is gone (stopped from outside): nothing to tell.
+        if (event.type === 'lane.cancel_settled') return;
         enqueue.spawnChild('commandLane', { id, input: { runId: event.runId } });
       }
       enqueue.sendTo(

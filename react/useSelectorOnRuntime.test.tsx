@@ -1,0 +1,43 @@
+// @vitest-environment jsdom
+import { act, cleanup, render } from '@testing-library/react';
+import { useSelector } from '@xstate/react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createXChatRuntime, type XChatRuntime } from '../runtime/createXChatRuntime';
+import { createRemoteRuntime } from '../tests/support/remoteRuntime';
+
+afterEach(cleanup);
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** The number of messages, read with `useSelector` straight from the runtime's actor. */
+function MessageCount({ chat, rendered }: { chat: XChatRuntime<unknown>; rendered: number[] }) {
+  const count = useSelector(chat.actor, ({ context }) => context.view.messages.length);
+  rendered.push(count);
+  return <p data-testid="count">{count}</p>;
+}
+
+describe('useSelector on the runtime actor', () => {
+  it('renders the view as it is now, and follows it', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
+    const first = remote.nextRun();
+    const done = chat.request({ prompt: 'Go' });
+    (await first).push((events) => [events.emit('run.completed', {})]);
+    (await first).end();
+    await done;
+    // Nobody watched that run: the first render still shows it.
+    const rendered: number[] = [];
+    const view = render(<MessageCount chat={chat} rendered={rendered} />);
+    expect(rendered[0]).toBe(1);
+
+    const second = remote.nextRun();
+    const running = chat.request({ prompt: 'Again' });
+    (await second).push((events) => [events.emit('run.completed', {})]);
+    (await second).end();
+    await act(async () => {
+      await running;
+      for (let index = 0; index < 3; index += 1) await tick();
+    });
+    expect(view.getByTestId('count').textContent).toBe('2');
+  });
+});
