@@ -3,7 +3,7 @@ import { act, cleanup, render } from '@testing-library/react';
 import { useSelector } from '@xstate/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createXChatRuntime, type XChatRuntime } from '../runtime/createXChatRuntime';
-import { createRemoteRuntime } from '../tests/support/remoteRuntime';
+import { createRemoteRuntime, requestCompletedRun } from '../tests/support/remoteRuntime';
 
 afterEach(cleanup);
 
@@ -20,22 +20,14 @@ describe('useSelector on the runtime actor', () => {
   it('renders the view as it is now, and follows it', async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
-    const first = remote.nextRun();
-    const done = chat.request({ prompt: 'Go' });
-    (await first).push((events) => [events.emit('run.completed', {})]);
-    (await first).end();
-    await done;
+    await requestCompletedRun(chat, remote, 'Go');
     // Nobody watched that run: the first render still shows it.
     const rendered: number[] = [];
     const view = render(<MessageCount chat={chat} rendered={rendered} />);
     expect(rendered[0]).toBe(1);
 
-    const second = remote.nextRun();
-    const running = chat.request({ prompt: 'Again' });
-    (await second).push((events) => [events.emit('run.completed', {})]);
-    (await second).end();
     await act(async () => {
-      await running;
+      await requestCompletedRun(chat, remote, 'Again');
       for (let index = 0; index < 3; index += 1) await tick();
     });
     expect(view.getByTestId('count').textContent).toBe('2');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, type InspectionEvent, waitFor } from 'xstate';
 import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
-import { createRemoteRuntime, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
+import { createRemoteRuntime, requestCompletedRun, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
 import { until } from '../tests/support/until';
 import { createXChatRuntime } from './createXChatRuntime';
 import { commandLaneId } from './xChatRuntimeMachine';
@@ -91,11 +91,7 @@ describe('the interaction runtime as an actor', () => {
     // Nobody watches: a whole run makes no view, and reading the actor brings it up to date.
     const count = told.length;
     const made = viewsMade;
-    const again = remote.nextRun();
-    const second = chat.request({ prompt: 'Again' });
-    (await again).push((events) => [events.emit('run.completed', {})]);
-    (await again).end();
-    await second;
+    await requestCompletedRun(chat, remote, 'Again');
     await settle();
     expect(told.length).toBe(count);
     expect(viewsMade).toBe(made);
@@ -110,11 +106,7 @@ describe('the interaction runtime as an actor', () => {
   it("lets xstate's waitFor and a listener subscribed after a change see that change", async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
-    const started = remote.nextRun();
-    const result = chat.request({ prompt: 'Go' });
-    (await started).push((events) => [events.emit('run.completed', {})]);
-    (await started).end();
-    await result;
+    await requestCompletedRun(chat, remote, 'Go');
     await settle();
     await expect(
       waitFor(chat.actor, ({ context }) => context.view.messages.length === 1, { timeout: 300 }),

@@ -168,3 +168,18 @@ export async function requestRunWaitingOnTool(
   await result;
   return run;
 }
+
+/** Requests a run of `remote` through `chat` that completes at once, and resolves with it once the request has settled. */
+export async function requestCompletedRun(
+  chat: { request(input: { prompt: string }): Promise<unknown> },
+  remote: ReturnType<typeof createRemoteRuntime>,
+  prompt: string,
+): Promise<RemoteRun> {
+  const started = remote.nextRun();
+  const result = chat.request({ prompt });
+  const run = await started;
+  run.push((events) => [events.emit('run.completed', {})]);
+  run.end();
+  await result;
+  return run;
+}
