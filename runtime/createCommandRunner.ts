@@ -96,10 +96,15 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
   const { store, book, sessionId, now } = core;
   const commands = new Map<string, LiveCommand>();
   const answers = new Map<string, Map<string, RecordedAnswer>>();
-  /** Runs with a cancel submitted and not settled: their later commands are refused. */
-  const cancelling = new Set<string>();
   /** Who waits for a run's terminal event (a cancel waiting for its confirmation). */
   const terminalWaiters = new Map<string, Set<() => void>>();
+
+  /** Whether a cancel of the run is submitted and not settled (it may not have reached the lane yet). */
+  const isCancelling = (runId: string) => {
+    for (const { command } of commands.values())
+      if (command.type === 'run.cancel' && command.runId === runId) return true;
+    return false;
+  };
 
   const forgetIfFinished = (runId: string) => {
     const state = store.getSnapshot();
@@ -125,8 +130,6 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     commands.delete(live.command.commandId);
     store.settle(live.command);
     book.settle(live.command, undefined);
-    // A confirmed cancel ended the run: the store refuses its later commands from now on.
-    if (live.command.type === 'run.cancel') cancelling.delete(live.command.runId);
     core.schedule();
     core.checkpoint('command');
     live.resolve({ commandId: live.command.commandId, idempotencyKey: live.command.idempotencyKey });
@@ -137,10 +140,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     commands.delete(live.command.commandId);
     store.settle(live.command);
     book.settle(live.command, error);
-    if (live.command.type === 'run.cancel') {
-      cancelling.delete(live.command.runId);
-      core.settleCancel(live.command.runId);
-    }
+    if (live.command.type === 'run.cancel') core.settleCancel(live.command.runId);
     core.schedule();
     core.checkpoint('command');
     live.reject(error);
@@ -290,7 +290,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     const laneEvent = { type: 'lane.enqueue', commandId: command.commandId, cancels } as const;
     // The lane refuses commands behind a cancel; a cancel on its way to the lane (sent while
     // the runtime's actor was busy) is not in it yet, and counts the same.
-    if (!local && (core.findLane(runId)?.getSnapshot().can(laneEvent) === false || cancelling.has(runId))) {
+    if (!local && (core.findLane(runId)?.getSnapshot().can(laneEvent) === false || isCancelling(runId))) {
       const message = `Run "${runId}" is being cancelled: later commands are refused`;
       return Promise.reject(new AgentCommandError('invalid_command', message));
     }
@@ -305,10 +305,7 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       core.schedule();
       core.checkpoint('command');
       if (local && type === 'approval.resolve') recordAnswer(command as AgentCommandOf<'approval.resolve'>);
-      else {
-        if (cancels) cancelling.add(runId);
-        core.enqueueCommand(runId, command.commandId, cancels);
-      }
+      else core.enqueueCommand(runId, command.commandId, cancels);
     });
   };
 
