@@ -2,14 +2,10 @@
 import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { memo, Profiler } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent } from '../protocol/eventSchemas';
-import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
-import { createXChatRuntime } from '../runtime/createXChatRuntime';
-import { createXChatSource } from './createXChatSource';
+import { streamingThread } from '../tests/support/messageThread';
 import { useXChatMessage } from './useXChatSelector';
 import { XChatMessageList, type XChatMessageProps } from './XChatMessageList';
-import { createXChatMessageLayer } from './xChatMessageLayer';
 
 afterEach(cleanup);
 
@@ -25,23 +21,7 @@ const Message = memo(function Message({ chat, messageKey }: XChatMessageProps) {
 /** A thread of `earlier` finished messages and a streaming answer, in groups of 2 (sections of 16 messages). */
 function renderThread(earlier: number) {
   renders.clear();
-  const runtime = createXChatRuntime({ provider: createLocalAgentProvider({ script: { steps: [] } }) });
-  const events = createAgentEventFactory({ sessionId: runtime.sessionId, runId: 'run-1' });
-  const seed: AgentEvent[] = [events.create('run.started', {})];
-  for (let index = 0; index < earlier; index += 1) {
-    const messageId = `m${index}`;
-    seed.push(
-      events.create('message.started', { messageId, role: 'assistant' }),
-      events.create('message.delta', { messageId, delta: `Message ${index}` }),
-      events.create('message.completed', { messageId }),
-    );
-  }
-  seed.push(events.create('message.started', { messageId: 'answer', role: 'assistant' }));
-  runtime.store.batch(seed);
-  const chat = createXChatSource(
-    runtime,
-    createXChatMessageLayer({ readMessages: () => runtime.getSnapshot().messages }),
-  );
+  const { runtime, events, chat } = streamingThread(earlier);
   let commits = 0;
   const view = render(
     <Profiler id="thread" onRender={() => (commits += 1)}>

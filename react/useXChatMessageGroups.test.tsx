@@ -2,15 +2,12 @@
 import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { memo } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent } from '../protocol/eventSchemas';
-import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
-import { createXChatRuntime } from '../runtime/createXChatRuntime';
-import { createXChatSource, type XChatSource } from './createXChatSource';
+import { streamingThread } from '../tests/support/messageThread';
+import type { XChatSource } from './createXChatSource';
 import { useXChatMessageGroups } from './useXChatMessageGroups';
 import { useXChatMessage } from './useXChatSelector';
 import type { XChatMessageGroup } from './xChatMessageGroups';
-import { createXChatMessageLayer } from './xChatMessageLayer';
 
 afterEach(cleanup);
 
@@ -52,23 +49,7 @@ function Thread(props: { chat: XChatSource; renders: Renders }) {
 
 /** A conversation of `earlier` finished messages (m0, m1, ...) and an answer streaming in the same run. */
 function renderThread(earlier: number) {
-  const runtime = createXChatRuntime({ provider: createLocalAgentProvider({ script: { steps: [] } }) });
-  const events = createAgentEventFactory({ sessionId: runtime.sessionId, runId: 'run-1' });
-  const seed: AgentEvent[] = [events.create('run.started', {})];
-  for (let index = 0; index < earlier; index += 1) {
-    const messageId = `m${index}`;
-    seed.push(
-      events.create('message.started', { messageId, role: index % 2 === 0 ? 'user' : 'assistant' }),
-      events.create('message.delta', { messageId, delta: `Message ${index}` }),
-      events.create('message.completed', { messageId }),
-    );
-  }
-  seed.push(events.create('message.started', { messageId: 'answer', role: 'assistant' }));
-  runtime.store.batch(seed);
-  const chat = createXChatSource(
-    runtime,
-    createXChatMessageLayer({ readMessages: () => runtime.getSnapshot().messages }),
-  );
+  const { runtime, events, chat } = streamingThread(earlier, (index) => (index % 2 === 0 ? 'user' : 'assistant'));
   const renders: Renders = { list: 0, groups: new Map(), bubbles: new Map(), seen: [] };
   const view = render(<Thread chat={chat} renders={renders} />);
   const keyOf = (messageId: string) => chat.getSnapshot().messages.find((info) => info.message.id === messageId)?.id;

@@ -1,41 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentMessageState } from '../machines/agentState';
-import type { AgentMessageInfo } from '../machines/selectors';
+import { messageInfo, messageThread, withToken } from '../tests/support/messageThread';
 import { createXChatMessageGroups } from './xChatMessageGroups';
-
-function info(id: string, content = `text of ${id}`): AgentMessageInfo {
-  const message: AgentMessageState = {
-    id,
-    key: id,
-    runId: 'run-1',
-    sessionId: 's1',
-    role: 'assistant',
-    content,
-    status: 'completed',
-    createdAt: 0,
-    updatedAt: 0,
-  };
-  return { id, message, status: 'success' };
-}
-
-const thread = (count: number) => Array.from({ length: count }, (_, index) => info(`m${index}`));
-
-/** The same thread with one more token in its last message: a new array, a new last entry. */
-const withToken = (messages: readonly AgentMessageInfo[]) => {
-  const last = messages.at(-1) as AgentMessageInfo;
-  return [...messages.slice(0, -1), info(last.id, `${String(last.message.content)} more`)];
-};
 
 describe('createXChatMessageGroups', () => {
   it('splits the keys into groups of size, the last one shorter', () => {
     const groups = createXChatMessageGroups({ size: 2 });
-    expect(groups.select(thread(5))).toEqual([['m0', 'm1'], ['m2', 'm3'], ['m4']]);
+    expect(groups.select(messageThread(5))).toEqual([['m0', 'm1'], ['m2', 'm3'], ['m4']]);
     expect(createXChatMessageGroups({ size: 2 }).select([])).toEqual([]);
   });
 
   it('keeps the list and every group as they were when a token streams into a message', () => {
     const groups = createXChatMessageGroups({ size: 2 });
-    const before = thread(5);
+    const before = messageThread(5);
     const first = groups.select(before);
     const streamed = withToken(before);
     expect(streamed).not.toBe(before);
@@ -45,10 +21,10 @@ describe('createXChatMessageGroups', () => {
 
   it('extends only the last group when a message is appended, then starts a new one', () => {
     const groups = createXChatMessageGroups({ size: 2 });
-    const messages = thread(3);
+    const messages = messageThread(3);
     const [firstGroup, lastGroup] = groups.select(messages);
 
-    const extended = groups.select([...messages, info('m3')]);
+    const extended = groups.select([...messages, messageInfo('m3')]);
     expect(extended).toEqual([
       ['m0', 'm1'],
       ['m2', 'm3'],
@@ -56,7 +32,7 @@ describe('createXChatMessageGroups', () => {
     expect(extended[0]).toBe(firstGroup);
     expect(extended[1]).not.toBe(lastGroup);
 
-    const added = groups.select([...messages, info('m3'), info('m4')]);
+    const added = groups.select([...messages, messageInfo('m3'), messageInfo('m4')]);
     expect(added).toEqual([['m0', 'm1'], ['m2', 'm3'], ['m4']]);
     expect(added[0]).toBe(extended[0]);
     expect(added[1]).toBe(extended[1]);
@@ -64,7 +40,7 @@ describe('createXChatMessageGroups', () => {
 
   it('changes the group of a removed message and those after it, and keeps the ones before', () => {
     const groups = createXChatMessageGroups({ size: 2 });
-    const messages = thread(6);
+    const messages = messageThread(6);
     const before = groups.select(messages);
     const after = groups.select(messages.filter(({ id }) => id !== 'm2'));
     expect(after).toEqual([['m0', 'm1'], ['m3', 'm4'], ['m5']]);

@@ -1,4 +1,4 @@
-// The demo page (`npm run demo`) in a real browser: Debian's Chromium, driven by
+// The demo page (`npm start`) in a real browser: Debian's Chromium, driven by
 // playwright-core, against the demo server started in this process on a free port.
 import { join } from 'node:path';
 import type { Frame, Page } from 'playwright-core';
