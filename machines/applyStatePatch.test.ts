@@ -1,6 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonPatchOperation } from '../protocol/eventSchemas';
+import { checkPlainJson } from '../protocol/plainJson';
+import { runEvents } from '../tests/support/events';
 import { applyStatePatch, DEFAULT_STATE_PATCH_LIMITS } from './applyStatePatch';
+import { createAgentStore } from './createAgentStore';
 
 describe('applyStatePatch', () => {
   it('copies only the patched path and leaves the input untouched', () => {
@@ -116,5 +120,107 @@ describe('applyStatePatch', () => {
     // A patch may bring an oversized state back under the limit.
     const large = { a: 'x'.repeat(200) };
     expect(applyStatePatch(large, [{ op: 'remove', path: '/a' }], limits)).toEqual({ success: true, state: {} });
+  });
+});
+
+describe('applyStatePatch: a "from" that does not exist', () => {
+  it.each<[string, JsonPatchOperation]>([
+    ['the end of an array', { op: 'move', from: '/arr/-', path: '' }],
+    ['past the end of an array', { op: 'move', from: '/arr/2', path: '/x' }],
+    ['a missing key', { op: 'copy', from: '/missing', path: '/x' }],
+    ['a key under a number', { op: 'move', from: '/arr/0/deep', path: '/x' }],
+    ['a key inherited from Object.prototype', { op: 'copy', from: '/toString', path: '/x' }],
+  ])('refuses a move or copy from %s, whole, and keeps the state', (_, operation) => {
+    const state = { arr: [1, 2], kept: true };
+    const result = applyStatePatch(state, [{ op: 'add', path: '/kept', value: false }, operation]);
+    expect(result).toEqual({
+      success: false,
+      reason: `operation 1 (${operation.op} ${operation.path}): "from" ${JSON.stringify((operation as { from: string }).from)} does not exist`,
+    });
+    expect(state).toEqual({ arr: [1, 2], kept: true });
+  });
+
+  it('refuses a move or copy from the root of a state that does not exist yet', () => {
+    expect(applyStatePatch(undefined, [{ op: 'copy', from: '', path: '' }])).toEqual({
+      success: false,
+      reason: 'operation 0 (copy ): "from" "" does not exist',
+    });
+  });
+
+  it('checks "from" against the document as the earlier operations left it', () => {
+    expect(
+      applyStatePatch({ a: 1 }, [
+        { op: 'move', from: '/a', path: '/b' },
+        { op: 'move', from: '/a', path: '/c' },
+      ]),
+    ).toEqual({ success: false, reason: 'operation 1 (move /c): "from" "/a" does not exist' });
+    expect(
+      applyStatePatch({}, [
+        { op: 'add', path: '/a', value: [0] },
+        { op: 'move', from: '/a/0', path: '/b' },
+      ]),
+    ).toEqual({ success: true, state: { a: [], b: 0 } });
+  });
+
+  it('refuses an array index written otherwise than RFC 6901 does, and never changes the previous state', () => {
+    const state = [0, { a: 1 }];
+    expect(applyStatePatch(state, [{ op: 'add', path: '/01/a', value: 2 }])).toEqual({
+      success: false,
+      reason: 'operation 0 (add /01/a): "01" in "/01/a" is not an array index',
+    });
+    expect(applyStatePatch(state, [{ op: 'copy', from: '', path: '/1/a' }]).success).toBe(true);
+    expect(state).toEqual([0, { a: 1 }]);
+  });
+
+  it('always leaves JSON, or refuses the patch and changes nothing (random patches)', () => {
+    const segment = fc.constantFrom('a', 'b', 'arr', '0', '1', '2', '-', '01', 'x', 'length');
+    const pointer = fc.array(segment, { maxLength: 3 }).map((segments) => segments.map((s) => `/${s}`).join(''));
+    const value = fc.oneof(fc.integer(), fc.constant(null), fc.constant({ x: 1 }), fc.constant([1]));
+    const operation: fc.Arbitrary<JsonPatchOperation> = fc.oneof(
+      fc.record({ op: fc.constantFrom('add' as const, 'replace' as const, 'test' as const), path: pointer, value }),
+      fc.record({ op: fc.constant('remove' as const), path: pointer }),
+      fc.record({ op: fc.constantFrom('move' as const, 'copy' as const), from: pointer, path: pointer }),
+    );
+    const start = fc.constantFrom(
+      () => undefined,
+      () => ({ a: { x: 1 }, arr: [1, [2], { b: 3 }], b: 'text' }),
+      () => [0, { a: 1 }],
+    );
+    fc.assert(
+      fc.property(start, fc.array(operation, { minLength: 1, maxLength: 6 }), (makeState, patch) => {
+        const state = makeState();
+        const before = JSON.stringify(state);
+        const result = applyStatePatch(state, patch);
+        expect(JSON.stringify(state)).toBe(before);
+        if (!result.success) return;
+        expect(result.state).not.toBeUndefined();
+        expect(checkPlainJson(result.state)).toBeUndefined();
+        expect(JSON.parse(JSON.stringify(result.state))).toEqual(result.state);
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});
+
+describe('a state.delta moving from nowhere, through the store', () => {
+  it('is invalid_patch, atomically, and the shared state stays what it was', () => {
+    const store = createAgentStore();
+    const events = runEvents('r1');
+    store.batch([
+      events.create('run.started', {}),
+      events.create('state.snapshot', { snapshot: { arr: [1], kept: true } }),
+      events.create('state.delta', {
+        patch: [
+          { op: 'replace', path: '/kept', value: false },
+          { op: 'move', from: '/arr/-', path: '' },
+        ],
+      }),
+    ]);
+    const state = store.getSnapshot();
+    expect(state.state.s1).toEqual({ arr: [1], kept: true });
+    expect(state.issues.map((issue) => [issue.code, issue.message])).toEqual([
+      ['invalid_patch', 'state.delta was not applied: operation 1 (move ): "from" "/arr/-" does not exist'],
+    ]);
+    expect(JSON.parse(JSON.stringify(state))).toEqual(state);
   });
 });

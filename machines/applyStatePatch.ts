@@ -60,6 +60,47 @@ function valueAt(document: unknown, segments: readonly string[]): unknown {
   return value;
 }
 
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * Whether a pointer names a value in the document: own fields only, and for arrays an index
+ * written as RFC 6901 writes it, below the length (`-`, `01` and `length` name nothing).
+ */
+function existsAt(document: unknown, segments: readonly string[]): boolean {
+  if (document === undefined) return false;
+  let value = document;
+  for (const segment of segments) {
+    if (typeof value !== 'object' || value === null) return false;
+    if (Array.isArray(value)) {
+      if (!ARRAY_INDEX.test(segment) || Number(segment) >= value.length) return false;
+    } else if (!Object.hasOwn(value, segment)) {
+      return false;
+    }
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return true;
+}
+
+/**
+ * The first segment of a pointer that meets an array and is not an index as RFC 6901
+ * writes it (`-` only last). fast-json-patch reads `01` as `1`, past the containers this
+ * copied for the key `01`: such a patch would change the previous state in place.
+ */
+function findIllegalArrayIndex(document: unknown, segments: readonly string[]): string | undefined {
+  let value = document;
+  for (const [position, segment] of segments.entries()) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    if (Array.isArray(value)) {
+      const last = position === segments.length - 1;
+      if (!ARRAY_INDEX.test(segment) && !(last && segment === '-')) return segment;
+    } else if (!Object.hasOwn(value, segment)) {
+      return undefined;
+    }
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return undefined;
+}
+
 function isProperPrefix(prefix: readonly string[], segments: readonly string[]): boolean {
   if (prefix.length >= segments.length) return false;
   for (let index = 0; index < prefix.length; index += 1) if (prefix[index] !== segments[index]) return false;
@@ -74,7 +115,8 @@ function keyOverhead(segments: readonly string[]): number {
 /**
  * Applies an RFC 6902 patch without touching the input: only the containers on the
  * patched paths are copied, everything else keeps its identity. The operations
- * themselves are fast-json-patch's. A patch that fails, that addresses `__proto__`,
+ * themselves are fast-json-patch's. A patch that fails, that moves or copies from a
+ * pointer that names nothing (`/list/-`, a missing key), that addresses `__proto__`,
  * `constructor` or `prototype`, that moves a value into itself (RFC 6902 §4.4), that
  * has more than `limits.maxOperations` operations or whose result would be larger
  * than `limits.maxStateSize` characters of JSON changes nothing and says why. A copy
@@ -115,6 +157,26 @@ export function applyStatePatch(
     }
     const from = fromSegments as string[];
     const path = pathSegments as string[];
+    for (const [pointer, segments] of [
+      ['from' in operation ? operation.from : '', from],
+      [operation.path, path],
+    ] as const) {
+      const illegal = findIllegalArrayIndex(document, segments);
+      if (illegal !== undefined) {
+        return {
+          success: false,
+          reason: `operation ${index} (${operation.op} ${operation.path}): ${JSON.stringify(illegal)} in "${pointer}" is not an array index`,
+        };
+      }
+    }
+    // fast-json-patch moves or copies `undefined` from a pointer that names nothing
+    // (`/list/-`, a missing key), which would leave the state not JSON.
+    if ((operation.op === 'move' || operation.op === 'copy') && !existsAt(document, from)) {
+      return {
+        success: false,
+        reason: `operation ${index} (${operation.op} ${operation.path}): "from" ${JSON.stringify(operation.from)} does not exist`,
+      };
+    }
     if (operation.op === 'move' && isProperPrefix(from, path)) {
       return {
         success: false,
