@@ -34,6 +34,11 @@ export interface AgentEventLogReadOptions {
   after?: string | undefined;
   /** At most this many entries. */
   limit: number;
+  /**
+   * At most about this many bytes of events (their JSON): the page ends before the entry that
+   * would pass it, but holds at least one entry. Default: no byte bound, only `limit`.
+   */
+  maxBytes?: number | undefined;
 }
 
 export interface AgentEventLogFollowOptions extends AgentEventLogReadOptions {
@@ -49,8 +54,9 @@ export interface AgentEventLogFollowOptions extends AgentEventLogReadOptions {
  * records, signals to the instance that runs a run, and session snapshots.
  *
  * Cursors are opaque strings, increasing within a session in the order of `append`. A
- * log is bounded: it keeps the newest entries of each session (and drops idle sessions),
- * so a reader far behind gets `cursor_expired` and starts again from a snapshot.
+ * log is bounded, in entries and in bytes: it keeps the newest entries of each session (and
+ * drops idle sessions), so a reader far behind gets `cursor_expired` and starts again from a
+ * snapshot. What a bound drops is never dropped silently: a read after it is `cursor_expired`.
  *
  * Every method may reject with an `AgentEventLogError`; storage failures reject with code
  * `unavailable`.
@@ -72,7 +78,11 @@ export interface AgentEventLog {
   /** The newest cursor of the session, or `undefined` when it has no entries. */
   lastCursor(sessionId: string): Promise<string | undefined>;
 
-  /** Keeps the newest snapshot of a session (a later `cursor` replaces an earlier one; an older one is ignored). */
+  /**
+   * Keeps the newest snapshot of a session (a later `cursor` replaces an earlier one; an older
+   * one is ignored). Rejects with `too_large` when the state is larger than the log keeps for a
+   * session (the snapshot before it stays).
+   */
   saveSnapshot(sessionId: string, snapshot: AgentSessionSnapshot): Promise<void>;
   loadSnapshot(sessionId: string): Promise<AgentSessionSnapshot | undefined>;
 

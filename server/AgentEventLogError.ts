@@ -1,13 +1,15 @@
 import { AgentError } from '../protocol/errors';
 
-export type AgentEventLogErrorCode = 'invalid_cursor' | 'cursor_expired' | 'unavailable' | 'closed';
+export type AgentEventLogErrorCode = 'invalid_cursor' | 'cursor_expired' | 'too_large' | 'unavailable' | 'closed';
 
 /**
  * Why an event log could not answer. `invalid_cursor`: the cursor is not one the log could
  * have given for the session (malformed, or past its newest entry); `cursor_expired`:
  * entries after the cursor were dropped (the log's bound trimmed them, or the session
- * expired), so a reader must start again from a snapshot; `unavailable`: the storage
- * failed (Redis down, say; the cause says why); `closed`: the log was closed.
+ * expired), so a reader must start again from a snapshot; `too_large`: what was to be kept
+ * is larger than the log's byte bound for a session (a snapshot); `unavailable`: the storage
+ * failed or did not answer in time (Redis down or hung, say; the cause says why); `closed`:
+ * the log was closed.
  *
  * @example
  * try {

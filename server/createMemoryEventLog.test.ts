@@ -315,6 +315,120 @@ describe('createMemoryEventLog', () => {
     });
   });
 
+  describe('bytes', () => {
+    /** Runs each starting with a `promptBytes` prompt, as the big-prompt attack sent them. */
+    function bigRuns(sessionId: string, runs: number, promptBytes: number): AgentEvent[] {
+      return Array.from({ length: runs }, (_, index) => {
+        const events = runEvents(`r${index}`, sessionId);
+        return events.create('run.started', { input: { prompt: 'p'.repeat(promptBytes) } });
+      });
+    }
+    const bytesOf = (events: readonly AgentEvent[]) =>
+      events.reduce((sum, event) => sum + JSON.stringify(event).length, 0);
+
+    it('60 runs with 900 KB prompts: the session keeps at most maxBytesPerSession, and a reader behind it gets cursor_expired', async () => {
+      const log = createMemoryEventLog({ maxBytesPerSession: 4 * 1024 * 1024 });
+      opened.push(log);
+      const runs = bigRuns('s1', 60, 900_000);
+      const cursors: string[] = [];
+      for (const event of runs) cursors.push(...(await log.append('s1', [event])));
+      const kept = await log.read('s1', { limit: 100 });
+      expect(kept.length).toBe(4);
+      expect(kept.map((entry) => entry.cursor)).toEqual(cursors.slice(-4));
+      expect(log.retainedBytes('s1')).toBe(bytesOf(runs.slice(-4)));
+      expect(log.retainedBytes('s1')).toBeLessThanOrEqual(4 * 1024 * 1024);
+      expect(log.retainedBytes()).toBe(log.retainedBytes('s1'));
+      expect(await rejectionCode(log.read('s1', { after: cursors[0], limit: 10 }))).toBe('cursor_expired');
+      expect(await log.read('s1', { after: cursors[55], limit: 10 })).toHaveLength(4);
+    });
+
+    it('an entry larger than the bound is kept alone: the newest entry is never trimmed', async () => {
+      const log = open({ maxBytesPerSession: 1_000 });
+      const [event] = bigRuns('s1', 1, 5_000);
+      await log.append('s1', deltas('s1', 3));
+      const [cursor] = await log.append('s1', [event!]);
+      expect(await log.read('s1', { limit: 10 })).toEqual([{ cursor, event }]);
+    });
+
+    it('the whole log keeps at most maxBytes: sessions are dropped, readers behind them get cursor_expired', async () => {
+      const log = createMemoryEventLog({ maxBytes: 3_000_000, maxBytesPerSession: 2_000_000 });
+      opened.push(log);
+      const cursors: string[] = [];
+      for (let index = 0; index < 10; index += 1) {
+        cursors.push(...(await log.append(`s${index}`, bigRuns(`s${index}`, 1, 900_000))));
+      }
+      expect(log.retainedBytes()).toBeLessThanOrEqual(3_000_000);
+      expect(log.retainedBytes()).toBeGreaterThan(2_000_000);
+      expect(await rejectionCode(log.read('s0', { after: cursors[0], limit: 10 }))).toBe('cursor_expired');
+      expect(await log.read('s9', { limit: 10 })).toHaveLength(1);
+    });
+
+    it('a snapshot larger than half of maxBytesPerSession is refused with too_large; the one before it stays', async () => {
+      const log = open({ maxBytesPerSession: 10_000 });
+      const [cursor] = await log.append('s1', deltas('s1', 1));
+      await log.saveSnapshot('s1', { state: { small: true }, cursor: cursor! });
+      expect(await rejectionCode(log.saveSnapshot('s1', { state: { big: 'b'.repeat(6_000) }, cursor: cursor! }))).toBe(
+        'too_large',
+      );
+      expect(await log.loadSnapshot('s1')).toEqual({ state: { small: true }, cursor });
+    });
+
+    it('counts snapshots, leases and command records; trims entries to make room for them', async () => {
+      const log = open({ maxBytesPerSession: 20_000 });
+      const events = deltas('s1', 100);
+      await log.append('s1', events);
+      const entries = log.retainedBytes('s1');
+      expect(entries).toBe(bytesOf(events));
+      await log.claimRun('s1', 'r1', 'host-a', 60_000);
+      await log.claimCommand('s1', 'k1', 'f1', 60_000);
+      expect(log.retainedBytes('s1')).toBeGreaterThan(entries);
+      await log.saveSnapshot('s1', { state: { text: 's'.repeat(9_000) }, cursor: '100' });
+      expect(log.retainedBytes('s1')).toBeLessThanOrEqual(20_000);
+      expect((await log.read('s1', { limit: 1_000 })).length).toBeLessThan(100);
+      expect(await log.runOwner('s1', 'r1')).toEqual({ state: 'owned', owner: 'host-a' });
+    });
+
+    it('reads in pages of at most maxBytes (at least one entry)', async () => {
+      const log = open();
+      const runs = bigRuns('s1', 5, 1_000);
+      await log.append('s1', runs);
+      const size = JSON.stringify(runs[0]).length;
+      expect(await log.read('s1', { limit: 100, maxBytes: size * 2 + 10 })).toHaveLength(2);
+      expect(await log.read('s1', { limit: 100, maxBytes: 1 })).toHaveLength(1);
+      expect(await log.follow('s1', { after: '2', limit: 100, maxBytes: size * 3, timeoutMs: 0 })).toHaveLength(3);
+    });
+  });
+
+  describe('clients', () => {
+    const clientOf = (sessionId: string) => sessionId.split(':')[0]!;
+
+    it("a client with many sessions drops its own, not another client's session, and that session's ended run stays ended", async () => {
+      const log = open({ maxSessions: 4, clientOf });
+      const [cursor] = await log.append('bob:chat', deltas('bob:chat', 1));
+      await log.claimRun('bob:chat', 'r1', 'host-a', 60_000);
+      await log.releaseRun('bob:chat', 'r1', 'host-a');
+      for (let index = 0; index < 20; index += 1) await log.append(`mallory:${index}`, deltas(`mallory:${index}`, 1));
+      expect(await log.read('bob:chat', { after: undefined, limit: 10 })).toHaveLength(1);
+      expect(await log.lastCursor('bob:chat')).toBe(cursor);
+      expect(await log.claimRun('bob:chat', 'r1', 'host-b', 60_000)).toBe(false);
+      expect(await log.runOwner('bob:chat', 'r1')).toEqual({ state: 'ended' });
+      // Mallory keeps her three newest sessions.
+      expect(await log.lastCursor('mallory:19')).toBeDefined();
+      expect(await log.lastCursor('mallory:16')).toBeUndefined();
+    });
+
+    it("a client with large sessions drops its own under maxBytes, not another client's", async () => {
+      const log = open({ maxBytes: 200_000, clientOf });
+      await log.append('bob:chat', deltas('bob:chat', 10));
+      const big = runEvents('r1', 'mallory:0').create('run.started', { input: { prompt: 'm'.repeat(50_000) } });
+      for (let index = 0; index < 10; index += 1)
+        await log.append(`mallory:${index}`, [{ ...big, sessionId: `mallory:${index}` }]);
+      expect(log.retainedBytes()).toBeLessThanOrEqual(200_000);
+      expect(await log.read('bob:chat', { limit: 100 })).toHaveLength(10);
+      expect(await log.lastCursor('mallory:9')).toBeDefined();
+    });
+  });
+
   it('refuses options and limits that are not positive integers', async () => {
     expect(() => createMemoryEventLog({ maxEntriesPerSession: 0 })).toThrow(RangeError);
     expect(() => createMemoryEventLog({ maxSessions: 1.5 })).toThrow(RangeError);

@@ -12,20 +12,57 @@ import { AgentEventLogError } from './AgentEventLogError';
 export interface MemoryEventLogOptions {
   /** The newest entries kept per session; older ones are trimmed. Default 10 000. */
   maxEntriesPerSession?: number;
+  /**
+   * Bytes a session holds (its entries' JSON, its snapshot, its leases and command records);
+   * beyond it its oldest entries are trimmed (its newest entry always stays), and a snapshot
+   * larger than half of it is refused with `too_large`. Default 16 MiB.
+   */
+  maxBytesPerSession?: number;
+  /**
+   * Bytes the whole log holds; beyond it whole sessions are dropped: the least recently
+   * active session of the client that holds the most bytes (see `clientOf`). Default 256 MiB.
+   */
+  maxBytes?: number;
   /** A session with no append (nor lease activity) for this long is dropped, with all it holds. Default 24 h. */
   sessionTtlMs?: number;
-  /** Sessions kept; beyond it the least recently active one is dropped. Default 10 000. */
+  /**
+   * Sessions kept; beyond it the least recently active session of the client that holds the
+   * most sessions is dropped. Default 10 000.
+   */
   maxSessions?: number;
+  /**
+   * Whose a session is (the user or tenant `authorize` checks it for), so that one client
+   * with many or large sessions loses its own to the bounds, not another client's. Default:
+   * each session is its own client (the count bound drops the least recently active session,
+   * the byte bound the largest).
+   */
+  clientOf?: (sessionId: string) => string;
   /** The clock of session, lease and command-record expiry. Default `Date.now`. */
   now?: () => number;
+}
+
+/** An event log in memory, which says how many bytes it holds. */
+export interface MemoryEventLog extends AgentEventLog {
+  /**
+   * About how many bytes the log holds (JSON of entries and snapshots, leases, command
+   * records): of one session, or of all of them. What the byte bounds are checked against.
+   */
+  retainedBytes(sessionId?: string): number;
 }
 
 type RunLease = { state: 'owned'; owner: string; expiresAt: number } | { state: 'ended' };
 
 interface MemorySession {
+  client: string;
   /** Events from `head` on are retained (trimmed slots hold `undefined`); `events[head]` has cursor `firstCursor`. */
   events: Array<AgentEvent | undefined>;
+  /** The size of each event's JSON, at the same index as in `events`. */
+  sizes: number[];
   head: number;
+  /** Bytes of the retained entries. */
+  entryBytes: number;
+  /** Bytes of the snapshot, leases and command records. */
+  otherBytes: number;
   firstCursor: number;
   /** Cursors of this session start above every cursor the log gave before it existed. */
   startCursor: number;
@@ -33,7 +70,13 @@ interface MemorySession {
   snapshot?: { cursor: number; text: string };
   runs: Map<string, RunLease>;
   /** In order of last write, so expired records are swept from the front. */
-  commands: Map<string, { record: AgentCommandRecord; expiresAt: number }>;
+  commands: Map<string, { record: AgentCommandRecord; expiresAt: number; bytes: number }>;
+}
+
+/** What one client holds: the bounds drop sessions of the client holding the most. */
+interface ClientUsage {
+  sessions: number;
+  bytes: number;
 }
 
 interface Waiter {
@@ -44,6 +87,12 @@ interface Waiter {
 const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
 /** Below this many trimmed slots an array is not worth copying. */
 const COMPACT_AFTER = 1024;
+/** What a lease or a record costs beside its strings (the map entry, the object). */
+const RECORD_OVERHEAD = 64;
+
+const leaseBytes = (runId: string) => runId.length + RECORD_OVERHEAD;
+const commandBytes = (key: string, record: AgentCommandRecord) =>
+  key.length + RECORD_OVERHEAD + (JSON.stringify(record)?.length ?? 0);
 
 function positiveInteger(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1) {
@@ -68,14 +117,19 @@ function retainedCount(session: MemorySession): number {
  * const [cursor] = await log.append('s1', [events.create('run.started', {})]);
  * const next = await log.follow('s1', { after: cursor, limit: 100, timeoutMs: 15_000 });
  */
-export function createMemoryEventLog(options: MemoryEventLogOptions = {}): AgentEventLog {
+export function createMemoryEventLog(options: MemoryEventLogOptions = {}): MemoryEventLog {
   const maxEntries = positiveInteger('maxEntriesPerSession', options.maxEntriesPerSession ?? 10_000);
+  const maxSessionBytes = positiveInteger('maxBytesPerSession', options.maxBytesPerSession ?? 16 * 1024 * 1024);
+  const maxBytes = positiveInteger('maxBytes', options.maxBytes ?? 256 * 1024 * 1024);
   const sessionTtlMs = positiveInteger('sessionTtlMs', options.sessionTtlMs ?? 24 * 60 * 60 * 1000);
   const maxSessions = positiveInteger('maxSessions', options.maxSessions ?? 10_000);
+  const clientOf = options.clientOf ?? ((sessionId: string) => sessionId);
   const now = options.now ?? Date.now;
 
   /** In order of last activity: the least recently active session comes first. */
   const sessions = new Map<string, MemorySession>();
+  const clients = new Map<string, ClientUsage>();
+  let totalBytes = 0;
   const followers = new Map<string, Set<Waiter>>();
   const commandWaiters = new Map<string, Set<Waiter>>();
   const listeners = new Map<string, Set<(signal: AgentHostSignal) => void>>();
@@ -86,12 +140,64 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     if (closed) throw new AgentEventLogError('closed', 'The event log is closed');
   }
 
+  const sessionBytes = (session: MemorySession) => session.entryBytes + session.otherBytes;
+
+  /** Adds `bytes` (negative to take away) to what the session, its client and the log hold. */
+  function account(session: MemorySession, bytes: number, kind: 'entryBytes' | 'otherBytes'): void {
+    session[kind] += bytes;
+    totalBytes += bytes;
+    const usage = clients.get(session.client);
+    if (usage) usage.bytes += bytes;
+  }
+
+  /** Drops a session with all it holds; a reader behind it gets `cursor_expired`. */
+  function drop(sessionId: string, session: MemorySession): void {
+    sessions.delete(sessionId);
+    totalBytes -= sessionBytes(session);
+    const usage = clients.get(session.client);
+    if (!usage) return;
+    usage.sessions -= 1;
+    usage.bytes -= sessionBytes(session);
+    if (usage.sessions === 0) clients.delete(session.client);
+  }
+
   function dropExpiredSessions(): void {
     const expiredBefore = now() - sessionTtlMs;
     for (const [sessionId, session] of sessions) {
       if (session.activeAt > expiredBefore) return;
-      sessions.delete(sessionId);
+      drop(sessionId, session);
     }
+  }
+
+  /**
+   * Drops the least recently active session of the client holding the most (sessions or
+   * bytes), sparing `keep`: one client filling the log loses its own sessions first.
+   */
+  function evictOne(measure: keyof ClientUsage, keep: MemorySession): boolean {
+    let most = 0;
+    for (const [client, usage] of clients) {
+      const held = usage[measure] - (client === keep.client ? (measure === 'sessions' ? 1 : sessionBytes(keep)) : 0);
+      if (held > most) most = held;
+    }
+    if (most === 0) return false;
+    for (const [sessionId, session] of sessions) {
+      if (session === keep) continue;
+      const usage = clients.get(session.client)!;
+      const held =
+        usage[measure] - (session.client === keep.client ? (measure === 'sessions' ? 1 : sessionBytes(keep)) : 0);
+      if (held === most) {
+        drop(sessionId, session);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Keeps the log within its bounds after `session` grew. */
+  function enforceBounds(session: MemorySession): void {
+    trim(session);
+    while (sessions.size > maxSessions && evictOne('sessions', session)) {}
+    while (totalBytes > maxBytes && evictOne('bytes', session)) {}
   }
 
   function findSession(sessionId: string): MemorySession | undefined {
@@ -103,8 +209,12 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     const existing = findSession(sessionId);
     if (existing) return existing;
     const session: MemorySession = {
+      client: clientOf(sessionId),
       events: [],
+      sizes: [],
       head: 0,
+      entryBytes: 0,
+      otherBytes: 0,
       firstCursor: highestCursor + 1,
       startCursor: highestCursor + 1,
       activeAt: now(),
@@ -112,10 +222,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       commands: new Map(),
     };
     sessions.set(sessionId, session);
-    for (const oldest of sessions.keys()) {
-      if (sessions.size <= maxSessions) break;
-      sessions.delete(oldest);
-    }
+    const usage = clients.get(session.client) ?? { sessions: 0, bytes: 0 };
+    usage.sessions += 1;
+    clients.set(session.client, usage);
+    enforceBounds(session);
     return session;
   }
 
@@ -126,16 +236,26 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     sessions.set(sessionId, session);
   }
 
+  /** Trims the oldest entries past the count and byte bounds; the newest entry always stays. */
   function trim(session: MemorySession): void {
-    const excess = retainedCount(session) - maxEntries;
+    let excess = Math.max(0, retainedCount(session) - maxEntries);
+    let bytes = 0;
+    for (let index = session.head; index < session.head + excess; index += 1) bytes += session.sizes[index]!;
+    while (excess < retainedCount(session) - 1 && sessionBytes(session) - bytes > maxSessionBytes) {
+      bytes += session.sizes[session.head + excess]!;
+      excess += 1;
+    }
     if (excess <= 0) return;
     // Trimmed slots are let go of at once; the array itself is copied only once the dead
     // prefix outweighs the live part, so each append costs O(1) amortized.
     session.events.fill(undefined, session.head, session.head + excess);
+    session.sizes.fill(0, session.head, session.head + excess);
     session.head += excess;
     session.firstCursor += excess;
+    account(session, -bytes, 'entryBytes');
     if (session.head >= COMPACT_AFTER && session.head * 2 >= session.events.length) {
       session.events = session.events.slice(session.head);
+      session.sizes = session.sizes.slice(session.head);
       session.head = 0;
     }
   }
@@ -147,7 +267,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     return Number(cursor);
   }
 
-  function readNow(sessionId: string, { after, limit }: AgentEventLogReadOptions): AgentEventLogEntry[] {
+  function readNow(
+    sessionId: string,
+    { after, limit, maxBytes: pageBytes }: AgentEventLogReadOptions,
+  ): AgentEventLogEntry[] {
     positiveInteger('limit', limit);
     const afterCursor = after === undefined ? undefined : parseCursor(after);
     const session = findSession(sessionId);
@@ -175,7 +298,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     }
     const end = Math.min(count, start + limit);
     const entries: AgentEventLogEntry[] = [];
+    let bytes = 0;
     for (let index = start; index < end; index += 1) {
+      bytes += session.sizes[session.head + index]!;
+      if (pageBytes !== undefined && entries.length > 0 && bytes > pageBytes) break;
       entries.push({ cursor: String(session.firstCursor + index), event: session.events[session.head + index]! });
     }
     return entries;
@@ -226,7 +352,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     const stored = session?.commands.get(key);
     if (!session || !stored) return undefined;
     if (stored.expiresAt <= now()) {
-      session.commands.delete(key);
+      deleteCommand(session, key);
       return undefined;
     }
     return { ...stored.record };
@@ -240,10 +366,34 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
     return record?.status === 'settled' ? record : undefined;
   }
 
+  function deleteCommand(session: MemorySession, key: string): void {
+    const stored = session.commands.get(key);
+    if (!stored) return;
+    session.commands.delete(key);
+    account(session, -stored.bytes, 'otherBytes');
+  }
+
+  function setCommand(session: MemorySession, key: string, record: AgentCommandRecord, expiresAt: number): void {
+    deleteCommand(session, key);
+    const bytes = commandBytes(key, record);
+    session.commands.set(key, { record, expiresAt, bytes });
+    account(session, bytes, 'otherBytes');
+    enforceBounds(session);
+  }
+
+  function setLease(session: MemorySession, runId: string, lease: RunLease | undefined): void {
+    const had = session.runs.has(runId);
+    if (lease === undefined) session.runs.delete(runId);
+    else session.runs.set(runId, lease);
+    const has = lease !== undefined;
+    if (had !== has) account(session, has ? leaseBytes(runId) : -leaseBytes(runId), 'otherBytes');
+    if (has && !had) enforceBounds(session);
+  }
+
   function liveLease(session: MemorySession | undefined, runId: string): RunLease | undefined {
     const lease = session?.runs.get(runId);
-    if (lease?.state === 'owned' && lease.expiresAt <= now()) {
-      session?.runs.delete(runId);
+    if (session && lease?.state === 'owned' && lease.expiresAt <= now()) {
+      setLease(session, runId, undefined);
       return undefined;
     }
     return lease;
@@ -260,9 +410,16 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       const session = sessionFor(sessionId);
       touch(sessionId, session);
       const firstNew = session.firstCursor + retainedCount(session);
-      for (const event of events) session.events.push(event);
+      let bytes = 0;
+      for (const event of events) {
+        const size = JSON.stringify(event).length;
+        session.events.push(event);
+        session.sizes.push(size);
+        bytes += size;
+      }
+      account(session, bytes, 'entryBytes');
       highestCursor = Math.max(highestCursor, firstNew + events.length - 1);
-      trim(session);
+      enforceBounds(session);
       wakeAll(followers, sessionId);
       return events.map((_, index) => String(firstNew + index));
     },
@@ -292,10 +449,18 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       ensureOpen();
       const cursor = parseCursor(snapshot.cursor);
       const session = sessionFor(sessionId);
+      if (session.snapshot && session.snapshot.cursor > cursor) return;
       // Kept as JSON text: what is loaded is a fresh value, as from a shared store.
-      if (!session.snapshot || session.snapshot.cursor <= cursor) {
-        session.snapshot = { cursor, text: JSON.stringify(snapshot.state) };
+      const text = JSON.stringify(snapshot.state) ?? 'null';
+      if (text.length > maxSessionBytes / 2) {
+        throw new AgentEventLogError(
+          'too_large',
+          `The snapshot of session ${sessionId} has ${text.length} bytes, more than half of maxBytesPerSession (${maxSessionBytes})`,
+        );
       }
+      account(session, text.length - (session.snapshot?.text.length ?? 0), 'otherBytes');
+      session.snapshot = { cursor, text };
+      enforceBounds(session);
     },
 
     async loadSnapshot(sessionId) {
@@ -310,8 +475,8 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       ensureOpen();
       const session = sessionFor(sessionId);
       if (liveLease(session, runId)) return false;
-      session.runs.set(runId, { state: 'owned', owner, expiresAt: now() + ttlMs });
       touch(sessionId, session);
+      setLease(session, runId, { state: 'owned', owner, expiresAt: now() + ttlMs });
       return true;
     },
 
@@ -329,7 +494,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       ensureOpen();
       const session = findSession(sessionId);
       const lease = liveLease(session, runId);
-      if (session && lease?.state === 'owned' && lease.owner === owner) session.runs.set(runId, { state: 'ended' });
+      if (session && lease?.state === 'owned' && lease.owner === owner) setLease(session, runId, { state: 'ended' });
     },
 
     async runOwner(sessionId, runId) {
@@ -347,9 +512,9 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       const nowMs = now();
       for (const [storedKey, stored] of session.commands) {
         if (stored.expiresAt > nowMs) break;
-        session.commands.delete(storedKey);
+        deleteCommand(session, storedKey);
       }
-      session.commands.set(key, { record: { status: 'pending', fingerprint }, expiresAt: nowMs + ttlMs });
+      setCommand(session, key, { status: 'pending', fingerprint }, nowMs + ttlMs);
       return undefined;
     },
 
@@ -358,8 +523,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
       const standing = settledCommand(sessionId, key);
       if (standing !== undefined) return standing.outcome;
       const session = sessionFor(sessionId);
-      session.commands.delete(key);
-      session.commands.set(key, { record: { status: 'settled', fingerprint, outcome }, expiresAt: now() + ttlMs });
+      setCommand(session, key, { status: 'settled', fingerprint, outcome }, now() + ttlMs);
       wakeAll(commandWaiters, commandKey(sessionId, key));
       return outcome;
     },
@@ -412,6 +576,14 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Agent
         registry.clear();
       }
       sessions.clear();
+      clients.clear();
+      totalBytes = 0;
+    },
+
+    retainedBytes(sessionId) {
+      if (sessionId === undefined) return totalBytes;
+      const session = findSession(sessionId);
+      return session ? sessionBytes(session) : 0;
     },
   };
 }

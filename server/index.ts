@@ -18,6 +18,6 @@ export {
   type AgentHostState,
   createAgentHost,
 } from './createAgentHost';
-export { createMemoryEventLog, type MemoryEventLogOptions } from './createMemoryEventLog';
+export { createMemoryEventLog, type MemoryEventLog, type MemoryEventLogOptions } from './createMemoryEventLog';
 export { type AgentHostRunRequest, agentHostRunRequestSchema } from './hostRequests';
 export { type AgentFetchHandler, toNodeHandler } from './node';
