@@ -22,9 +22,17 @@ import { toAgUIMessages } from './toAgUIMessages';
  * sends no new user message.
  */
 export interface AgUIAgentInput {
-  /** The whole conversation to send, as the caller keeps it; given, it wins over the history and `prompt`. */
+  /**
+   * The whole conversation to send, as the caller keeps it; given, it replaces the history.
+   * A message without an `id` gets one made of the run id and its place (the last user
+   * message the prompt's id, `prompt-<runId>`; others `input-<runId>-<index>`), the same
+   * on every resend of the run.
+   */
   messages?: AgUIMessage[];
-  /** The user's new message; the rest of the conversation comes from the run's history. */
+  /**
+   * The user's new message, sent after the history (or after `messages`, unless their last
+   * message is this same user message, which is then not sent twice).
+   */
   prompt?: string;
   /** Default: the session id. */
   threadId?: string;
@@ -82,51 +90,81 @@ function checkAnswers(context: AgUIContextState): void {
   }
 }
 
-/** The run's new user message, as `start` emits it: the prompt, or the last message given when it is the user's. */
-export function userMessageEventsOf(input: AgUIAgentInput, context: AgUIContextState): AgentEvent[] {
-  // A continuing run answers what the waiting run asked; it says nothing new.
-  if (context.continuation !== undefined) return [];
-  const { events } = context;
-  let messageId: string;
-  let content: ReturnType<typeof contentOf>;
-  if (input.messages !== undefined) {
-    const last = input.messages.at(-1);
-    // The user's new message belongs to this run; the rest of the history is the caller's.
-    if (last?.role !== 'user') return [];
-    messageId = last.id;
-    content = contentOf(last.content);
-  } else if (input.prompt !== undefined && input.prompt !== '') {
-    messageId = promptMessageIdOf(events.runId);
-    content = input.prompt;
-  } else {
-    // Not a valid input: `prepareRequest` fails the run saying why.
-    return [];
-  }
-  return [
-    events.emit('message.started', { messageId, role: 'user', content }),
-    events.emit('message.completed', { messageId }),
-  ];
+/**
+ * The input's messages, each with an id. A message without one (OpenAI-style callers send
+ * none) gets an id made of the run id and its place, so a resend of the run sends the same
+ * ids: the last, when it is the user's, is the run's new message and gets the prompt's id
+ * (`promptMessageIdOf`); any other `input-<runId>-<index>`. Throws when a message is not an
+ * object with a `role`, or its id is not a non-empty string.
+ */
+function inputMessagesOf(messages: unknown, runId: string): AgUIMessage[] {
+  if (!Array.isArray(messages)) throw invalidInput('messages', 'is not an array');
+  return messages.map((message: unknown, index) => {
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      throw invalidInput(`messages.${index}`, 'is not a message object');
+    }
+    const { id, role } = message as { id?: unknown; role?: unknown };
+    if (typeof role !== 'string') throw invalidInput(`messages.${index}.role`, 'is not a string');
+    if (id === undefined) {
+      const last = index === messages.length - 1 && role === 'user';
+      return { ...message, id: last ? promptMessageIdOf(runId) : `input-${runId}-${index}` } as AgUIMessage;
+    }
+    if (typeof id !== 'string' || id === '') throw invalidInput(`messages.${index}.id`, 'is not a non-empty string');
+    return message as AgUIMessage;
+  });
 }
 
 /**
- * The request's messages: the input's, else the session's conversation from the history and
- * the prompt. Built once per run; their ids become known, so a MESSAGES_SNAPSHOT that repeats
- * them hydrates nothing twice.
+ * The request's messages: the input's, else the session's conversation from the history;
+ * then the prompt as a new user message, unless the run continues another or the prompt is
+ * the last message already (callers that send both often repeat it there). Built once per
+ * run; their ids become known, so a MESSAGES_SNAPSHOT that repeats them hydrates nothing
+ * twice. Throws when the input cannot become a request (`checkInput`, `inputMessagesOf`).
  */
 function requestMessagesOf(input: AgUIAgentInput, context: AgUIContextState): AgUIMessage[] {
   if (context.requestMessages !== undefined) return context.requestMessages;
-  let messages: AgUIMessage[];
-  if (input.messages !== undefined) {
-    messages = input.messages;
-  } else {
-    messages = context.history === undefined ? [] : toAgUIMessages(context.history, context.events.sessionId);
-    if (context.continuation === undefined && input.prompt !== undefined) {
-      messages.push({ id: promptMessageIdOf(context.events.runId), role: 'user', content: input.prompt });
-    }
+  checkInput(input, context);
+  const { runId, sessionId } = context.events;
+  const messages =
+    input.messages !== undefined
+      ? inputMessagesOf(input.messages, runId)
+      : context.history === undefined
+        ? []
+        : toAgUIMessages(context.history, sessionId);
+  const { prompt } = input;
+  if (context.continuation === undefined && prompt !== undefined) {
+    const last = messages.at(-1);
+    const repeated = last?.role === 'user' && contentOf(last.content) === prompt;
+    if (!repeated) messages.push({ id: promptMessageIdOf(runId), role: 'user', content: prompt });
   }
   for (const message of messages) context.knownMessages.add(message.id);
   context.requestMessages = messages;
   return messages;
+}
+
+/**
+ * The run's new user message, as `start` emits it: the request's last message when it is
+ * the user's (the prompt, or the caller's own). None for a continuing run, or an input that
+ * cannot become a request: `prepareRequest` then fails the run saying why.
+ */
+export function userMessageEventsOf(input: AgUIAgentInput, context: AgUIContextState): AgentEvent[] {
+  // A continuing run answers what the waiting run asked; it says nothing new.
+  if (context.continuation !== undefined) return [];
+  let last: AgUIMessage | undefined;
+  try {
+    last = requestMessagesOf(input, context).at(-1);
+  } catch (error) {
+    if (AgentValidationError.isInstance(error)) return [];
+    throw error;
+  }
+  // The user's new message belongs to this run; the rest of the history is the caller's.
+  if (last?.role !== 'user') return [];
+  const { events } = context;
+  const messageId = last.id;
+  return [
+    events.emit('message.started', { messageId, role: 'user', content: contentOf(last.content) }),
+    events.emit('message.completed', { messageId }),
+  ];
 }
 
 /**
@@ -136,13 +174,13 @@ function requestMessagesOf(input: AgUIAgentInput, context: AgUIContextState): Ag
  * answered twice, or one the continued run does not wait on (checked when the history holds it).
  */
 export function prepareAgUIRequest(input: AgUIAgentInput, context: AgUIContextState): RunAgentInput {
-  checkInput(input, context);
+  const messages = requestMessagesOf(input, context);
   checkAnswers(context);
   if (input.threadId !== undefined) context.threadId = input.threadId;
   const request: RunAgentInput = {
     threadId: context.threadId,
     runId: context.events.runId,
-    messages: requestMessagesOf(input, context),
+    messages,
     tools: input.tools ?? [],
     context: input.context ?? [],
     state: input.state,

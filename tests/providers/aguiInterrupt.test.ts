@@ -336,7 +336,7 @@ describe('AG-UI input that cannot become a request', () => {
     expect(result.error).toMatchObject({ code: 'invalid_input', failure: { path: 'prompt', reason: 'is empty' } });
   });
 
-  it('sends explicit messages as they are, over the history and the prompt', async () => {
+  it('sends explicit messages as they are, over the history, and a prompt after them', async () => {
     const threadId = 'thread-explicit-messages';
     const runId = `${threadId}-run-1`;
     scripts.set(runId, [
@@ -350,14 +350,41 @@ describe('AG-UI input that cannot become a request', () => {
     ];
     await runAgentProvider({
       provider,
-      input: { messages, prompt: 'ignored' },
+      input: { messages, prompt: 'Later' },
+      sessionId: threadId,
+      runId,
+      history: store.getSnapshot(),
+      onEvent: store.dispatch,
+    });
+    expect(requestOf(runId).messages).toEqual([...messages, { id: `prompt-${runId}`, role: 'user', content: 'Later' }]);
+    // The last message, the prompt, is this run's new message.
+    expect(Object.values(store.getSnapshot().messages)).toMatchObject([
+      { id: `prompt-${runId}`, role: 'user', content: 'Later' },
+    ]);
+    store.destroy();
+  });
+
+  it("takes the last explicit message, the user's, as the run's new message, under its own id", async () => {
+    const threadId = 'thread-explicit-last';
+    const runId = `${threadId}-run-1`;
+    scripts.set(runId, [
+      { type: EventType.RUN_STARTED, threadId, runId } as BaseEvent,
+      { type: EventType.RUN_FINISHED, threadId, runId } as BaseEvent,
+    ]);
+    const store = createAgentStore();
+    const messages = [
+      { id: 'u-0', role: 'user' as const, content: 'Earlier' },
+      { id: 'u-1', role: 'user' as const, content: 'Now' },
+    ];
+    await runAgentProvider({
+      provider,
+      input: { messages, prompt: 'Now' },
       sessionId: threadId,
       runId,
       history: store.getSnapshot(),
       onEvent: store.dispatch,
     });
     expect(requestOf(runId).messages).toEqual(messages);
-    // The last message, the user's, is this run's new message, under its own id.
     expect(Object.values(store.getSnapshot().messages)).toMatchObject([{ id: 'u-1', role: 'user', content: 'Now' }]);
     store.destroy();
   });
