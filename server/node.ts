@@ -5,22 +5,67 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 /** A web request handler: the host's `fetch`, or any other. */
 export type AgentFetchHandler = (request: Request) => Promise<Response>;
 
-function toRequest(request: IncomingMessage, signal: AbortSignal): Request {
-  const host = request.headers.host ?? '127.0.0.1';
-  const url = new URL(request.url ?? '/', `http://${host}`);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
-  }
+/** Methods a web `Request` cannot carry: no handler can be given them. */
+const UNSERVED_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+/** A `Host` header: a name or an IPv4 address (or an IPv6 one in brackets), and an optional port. */
+const HOST_HEADER = /^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/;
+
+/** What a request that cannot become a web `Request` is answered with. */
+interface Refusal {
+  status: 400 | 501;
+  code: 'invalid_request' | 'not_implemented';
+  message: string;
+}
+
+/**
+ * The web `Request` of a node request, or why there is none. Whatever arrives here has
+ * passed node's own parser; what `URL`, `Headers` or `Request` would still refuse (a malformed
+ * `Host`, a port out of range, credentials in the URL, a method such as TRACE) is a refusal,
+ * never a throw: this runs outside any handler, where a throw ends the process.
+ */
+function toRequest(request: IncomingMessage, signal: AbortSignal): Request | Refusal {
   const method = request.method ?? 'GET';
-  const hasBody = method !== 'GET' && method !== 'HEAD';
-  return new Request(url, {
-    method,
-    headers,
-    signal,
-    ...(hasBody ? { body: Readable.toWeb(request) as unknown as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
-  } as RequestInit);
+  if (UNSERVED_METHODS.has(method.toUpperCase())) {
+    return { status: 501, code: 'not_implemented', message: `The host does not serve ${method} requests` };
+  }
+  const host = request.headers.host ?? '127.0.0.1';
+  const port = HOST_HEADER.exec(host)?.[1];
+  if (!HOST_HEADER.test(host) || (port !== undefined && Number(port) > 65_535)) {
+    return { status: 400, code: 'invalid_request', message: 'The Host header is not a host name and port' };
+  }
+  try {
+    // Only the path and query of the target: an absolute target (`GET http://user:pass@x/`)
+    // does not choose the origin, nor carry credentials into the URL.
+    const target = request.url ?? '/';
+    const { pathname, search } = new URL(target.startsWith('/') ? `http://host${target}` : target);
+    const url = new URL(`http://${host}${pathname}${search}`);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value === undefined) continue;
+      for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+    }
+    const hasBody = method !== 'GET' && method !== 'HEAD';
+    return new Request(url, {
+      method,
+      headers,
+      signal,
+      ...(hasBody ? { body: Readable.toWeb(request) as unknown as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+    } as RequestInit);
+  } catch {
+    return { status: 400, code: 'invalid_request', message: 'The request line or a header is not valid' };
+  }
+}
+
+function answerJson(response: ServerResponse, status: number, error: { code: string; message: string }): void {
+  const body = JSON.stringify({ error });
+  if (!response.headersSent) {
+    response.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-store',
+    });
+  }
+  response.end(body);
 }
 
 /**
@@ -38,8 +83,21 @@ export function toNodeHandler(
   return (request, response) => {
     const controller = new AbortController();
     response.on('close', () => controller.abort());
-    handler(toRequest(request, controller.signal)).then(
-      (answer) => {
+    const webRequest = toRequest(request, controller.signal);
+    if (!(webRequest instanceof Request)) {
+      // The body is not read: the connection closes after the answer rather than carry it.
+      response.setHeader('connection', 'close');
+      answerJson(response, webRequest.status, { code: webRequest.code, message: webRequest.message });
+      return;
+    }
+    let answering: Promise<Response>;
+    try {
+      answering = handler(webRequest);
+    } catch (error) {
+      answering = Promise.reject(error);
+    }
+    answering
+      .then((answer) => {
         const headers: Record<string, string> = {};
         answer.headers.forEach((value, name) => {
           headers[name] = value;
@@ -58,13 +116,13 @@ export function toNodeHandler(
         // pipeline, not pipe: a client that goes away destroys the body too, which cancels
         // the handler's stream, so nothing goes on reading for a reader that is gone.
         pipeline(body, response, () => {});
-      },
-      () => {
-        if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
-        response.end(
-          JSON.stringify({ error: { code: 'internal_error', message: 'The host failed to handle the request' } }),
-        );
-      },
-    );
+      })
+      .catch(() => {
+        if (response.headersSent) {
+          response.destroy();
+          return;
+        }
+        answerJson(response, 500, { code: 'internal_error', message: 'The host failed to handle the request' });
+      });
   };
 }
