@@ -3,6 +3,7 @@ import { assign, setup } from 'xstate';
 import { AgentCommandError } from '../../providers/AgentCommandError';
 import {
   type ChatHarness,
+  decideAndSettle,
   endedRunRefusals,
   type InteractionModel,
   localBackend,
@@ -13,6 +14,8 @@ import { describeModel } from '../support/interactionModelRunner';
 // --- Approval: waiting -> submitting -> approved | rejected | modified, or expired ------------
 
 type Decision = 'approved' | 'rejected' | 'modified';
+/** How carrying out a decision can fail at the runtime: it throws, or it answers with an event that breaks the contract. */
+type Failure = 'provider_error' | 'protocol_error';
 
 const APPROVAL_ID = 'approval-0';
 const REQUESTED = { path: 'report.pdf' };
@@ -21,23 +24,43 @@ const EDITED = { path: 'draft.pdf' };
 /**
  * The approval as its user sees it: waiting for a decision, the decision submitting, then
  * resolved as decided, or expired by the runtime, before a decision or while one is on its way.
+ * A decision whose execution fails (the provider throws, or answers with an event that breaks
+ * the contract) leaves the approval waiting, the failure shown on its command, and the user
+ * decides again (once per path, after an approval: the model's horizon).
  */
 const approvalInteraction = setup({
   types: {
-    context: {} as { editable: boolean; decision: Decision | undefined },
+    context: {} as {
+      editable: boolean;
+      decision: Decision | undefined;
+      submitted: boolean;
+      failure: Failure | undefined;
+    },
     input: {} as { editable: boolean },
-    events: {} as { type: 'user.approve' | 'user.reject' | 'user.modify' | 'runtime.resolve' | 'runtime.expire' },
+    events: {} as {
+      type:
+        | 'user.approve'
+        | 'user.reject'
+        | 'user.modify'
+        | 'runtime.resolve'
+        | 'runtime.expire'
+        | 'runtime.provider_error'
+        | 'runtime.protocol_error';
+    },
   },
   guards: {
     isEditable: ({ context }) => context.editable,
     decided: ({ context }, params: { decision: Decision }) => context.decision === params.decision,
+    // One failure per path, of an approval: the model's horizon (a failure does not depend on the decision).
+    firstFailure: ({ context }) => context.failure === undefined && context.decision === 'approved',
   },
   actions: {
-    decide: assign((_, params: { decision: Decision }) => ({ decision: params.decision })),
+    decide: assign((_, params: { decision: Decision }) => ({ decision: params.decision, submitted: true })),
+    fail: assign((_, params: { failure: Failure }) => ({ failure: params.failure, submitted: false })),
   },
 }).createMachine({
   id: 'approvalInteraction',
-  context: ({ input }) => ({ editable: input.editable, decision: undefined }),
+  context: ({ input }) => ({ editable: input.editable, decision: undefined, submitted: false, failure: undefined }),
   initial: 'waiting',
   states: {
     waiting: {
@@ -60,6 +83,16 @@ const approvalInteraction = setup({
           { target: 'modified' },
         ],
         'runtime.expire': { target: 'expired' },
+        'runtime.provider_error': {
+          guard: 'firstFailure',
+          target: 'waiting',
+          actions: { type: 'fail', params: { failure: 'provider_error' } },
+        },
+        'runtime.protocol_error': {
+          guard: 'firstFailure',
+          target: 'waiting',
+          actions: { type: 'fail', params: { failure: 'protocol_error' } },
+        },
       },
     },
     approved: { type: 'final' },
@@ -68,6 +101,16 @@ const approvalInteraction = setup({
     expired: { type: 'final' },
   },
 });
+
+interface ApprovalContext {
+  editable: boolean;
+  decision: Decision | undefined;
+  submitted: boolean;
+  failure: Failure | undefined;
+}
+
+/** The runtime's acts a local script cannot play. */
+const LOCAL_NEVER = ['runtime.expire', 'runtime.provider_error', 'runtime.protocol_error'];
 
 function resolveApproval(harness: ChatHarness, decision: Decision, more: { expectedVersion?: number; data?: unknown }) {
   return harness.chat.agentActions.resolveApproval({
@@ -86,8 +129,9 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
     { label: 'editable: false', input: { editable: false } },
   ],
   backends: [
+    // A local script never expires an approval and always carries out a decision.
     localBackend(
-      (events) => !events.includes('runtime.expire'),
+      (events) => !events.some((event) => LOCAL_NEVER.includes(event)),
       ({ editable }) => ({
         steps: [
           {
@@ -114,8 +158,16 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
       ],
       async function* (harness, command, run, signal) {
         if (command.type !== 'approval.resolve') return;
-        if ((await harness.decisions.next(signal)) === 'refuse') {
+        const outcome = await harness.decisions.next(signal);
+        if (outcome === 'refuse') {
           throw new AgentCommandError('invalid_command', `approval "${APPROVAL_ID}" expired before the decision came`);
+        }
+        if (outcome === 'provider_error') throw new Error('the approvals service answered 502');
+        if (outcome === 'protocol_error') {
+          // An answer about another session: the runner refuses it before the store sees it.
+          const resolved = run.events.emit('approval.resolved', { approvalId: APPROVAL_ID, decision: 'approved' });
+          yield { ...resolved, sessionId: 'another-session' };
+          return;
         }
         const { approvalId, decision, data } = command.payload;
         yield run.events.emit(
@@ -137,6 +189,8 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
       harness.decisions.decide('resolve');
       await harness.settled();
     },
+    'runtime.provider_error': (harness) => decideAndSettle(harness, 'provider_error'),
+    'runtime.protocol_error': (harness) => decideAndSettle(harness, 'protocol_error'),
     'runtime.expire': async (harness, from) => {
       harness.remoteRun?.push((events) => [
         events.emit('approval.resolved', { approvalId: APPROVAL_ID, decision: 'expired' }),
@@ -148,13 +202,23 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
     },
   },
   expectState(harness, state) {
-    const { editable, decision } = state.context as { editable: boolean; decision: Decision | undefined };
+    const { editable, decision, submitted, failure } = state.context as ApprovalContext;
     const approval = harness.approval(APPROVAL_ID);
     switch (state.value) {
       case 'waiting':
         expect(approval).toMatchObject({ status: 'waiting', version: 2, editable, data: REQUESTED });
+        expect(approval?.decision).toBeUndefined();
         expect(harness.run()?.status).toBe('running');
-        harness.expectCommand('approval.resolve', APPROVAL_ID, 'none');
+        if (failure === undefined) {
+          harness.expectCommand('approval.resolve', APPROVAL_ID, 'none');
+          return;
+        }
+        // The failed decision is shown on its command; nothing of it reached AgentState.
+        harness.expectCommand('approval.resolve', APPROVAL_ID, { failed: failure });
+        harness.expectOutcome({ rejected: failure });
+        expect(harness.command('approval.resolve', APPROVAL_ID)?.error?.message).toMatch(
+          failure === 'provider_error' ? /answered 502/ : /another-session/,
+        );
         return;
       case 'submitting':
         expect(approval?.status).toBe('waiting');
@@ -164,8 +228,9 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
       case 'expired':
         expect(approval).toMatchObject({ status: 'resolved', decision: 'expired' });
         expect(harness.run()?.status).toBe('running');
-        if (decision === undefined) {
-          harness.expectCommand('approval.resolve', APPROVAL_ID, 'none');
+        if (!submitted) {
+          if (failure === undefined) harness.expectCommand('approval.resolve', APPROVAL_ID, 'none');
+          else harness.expectCommand('approval.resolve', APPROVAL_ID, { failed: failure });
         } else {
           harness.expectCommand('approval.resolve', APPROVAL_ID, { failed: 'invalid_command' });
           harness.expectOutcome({ rejected: 'invalid_command' });
@@ -216,9 +281,10 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
     }
   },
   label: (state) => {
-    const { decision } = state.context as { decision: Decision | undefined };
-    const decided = decision !== undefined && (state.value === 'submitting' || state.value === 'expired');
-    return decided ? `${String(state.value)}(${decision})` : String(state.value);
+    const { decision, submitted, failure } = state.context as ApprovalContext;
+    const decided = submitted && (state.value === 'submitting' || state.value === 'expired');
+    const name = decided ? `${String(state.value)}(${decision})` : String(state.value);
+    return failure === undefined ? name : `${name}[after ${failure}]`;
   },
 };
 
