@@ -30,22 +30,29 @@ const attemptId = (attempt: number) => (attempt === 1 ? 'tool-0' : `tool-0-retry
  */
 const retryInteraction = setup({
   types: {
-    context: {} as { attempt: number; firstRetryable: boolean },
+    context: {} as RetryContext,
     input: {} as { retryable: boolean },
     events: {} as {
-      type: 'user.retry' | 'runtime.retry_completes' | 'runtime.retry_fails' | 'runtime.retry_fails_for_good';
+      type:
+        | 'user.retry'
+        | 'runtime.retry_completes'
+        | 'runtime.retry_fails'
+        | 'runtime.retry_fails_for_good'
+        | 'runtime.provider_error';
     },
   },
   guards: {
     firstFailureRetryable: ({ context }) => context.firstRetryable,
     belowMaxAttempts: ({ context }) => context.attempt < MAX_ATTEMPTS,
+    noCommandFailedYet: ({ context }) => context.commandFailedAt === undefined,
   },
   actions: {
     nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
+    commandFailed: assign({ commandFailedAt: ({ context }) => context.attempt }),
   },
 }).createMachine({
   id: 'retryInteraction',
-  context: ({ input }) => ({ attempt: 1, firstRetryable: input.retryable }),
+  context: ({ input }) => ({ attempt: 1, firstRetryable: input.retryable, commandFailedAt: undefined }),
   initial: 'started',
   states: {
     started: { always: [{ guard: 'firstFailureRetryable', target: 'failed' }, { target: 'failed_for_good' }] },
@@ -55,6 +62,8 @@ const retryInteraction = setup({
         'runtime.retry_completes': { target: 'completed', actions: 'nextAttempt' },
         'runtime.retry_fails': { target: 'failed', actions: 'nextAttempt' },
         'runtime.retry_fails_for_good': { target: 'failed_for_good', actions: 'nextAttempt' },
+        // The runtime could not carry the retry out: no new attempt, the user may retry again.
+        'runtime.provider_error': { guard: 'noCommandFailedYet', target: 'failed', actions: 'commandFailed' },
       },
     },
     completed: { type: 'final' },
@@ -63,6 +72,13 @@ const retryInteraction = setup({
 });
 
 const RETRY_OUTCOMES = ['runtime.retry_completes', 'runtime.retry_fails', 'runtime.retry_fails_for_good'];
+
+interface RetryContext {
+  attempt: number;
+  firstRetryable: boolean;
+  /** The attempt whose retry command the runtime failed to carry out. */
+  commandFailedAt: number | undefined;
+}
 
 /** The local tool step whose retries all do what the path's retries do. */
 function retriedToolStep(retryable: boolean, events: readonly string[]): LocalAgentStep {
@@ -91,7 +107,9 @@ const retryModel: InteractionModel<{ retryable: boolean }> = {
   backends: [
     // Every retry of a local tool step yields the same: its `retryResult` or its `retryError`.
     localBackend(
-      (events) => new Set(events.filter((event) => RETRY_OUTCOMES.includes(event))).size <= 1,
+      (events) =>
+        new Set(events.filter((event) => RETRY_OUTCOMES.includes(event))).size <= 1 &&
+        !events.includes('runtime.provider_error'),
       ({ retryable }, events) => ({ steps: [retriedToolStep(retryable, events), { type: 'stall' }] }),
     ),
     remoteBackend(
@@ -104,6 +122,7 @@ const retryModel: InteractionModel<{ retryable: boolean }> = {
       async function* (harness, command, run, signal) {
         if (command.type !== 'tool.retry') return;
         const outcome = await harness.decisions.next(signal);
+        if (outcome === 'runtime.provider_error') throw new Error('the tool runner answered 503');
         const retryOf = command.payload.toolCallId;
         const attempt = (harness.toolCall(retryOf)?.attempt ?? 1) + 1;
         const toolCallId = attemptId(attempt);
@@ -130,7 +149,10 @@ const retryModel: InteractionModel<{ retryable: boolean }> = {
       }),
   },
   runtime: Object.fromEntries(
-    RETRY_OUTCOMES.map((outcome) => [outcome, (harness: ChatHarness) => decideAndSettle(harness, outcome)]),
+    [...RETRY_OUTCOMES, 'runtime.provider_error'].map((outcome) => [
+      outcome,
+      (harness: ChatHarness) => decideAndSettle(harness, outcome),
+    ]),
   ),
   expectState(harness, state) {
     const attempt = attemptOf(state);
@@ -157,6 +179,13 @@ const retryModel: InteractionModel<{ retryable: boolean }> = {
         expect(latest).toMatchObject({ status: 'failed', error: RETRYABLE });
         harness.expectCommand('tool.retry', attemptId(attempt), 'submitting');
         return;
+    }
+    if ((state.context as RetryContext).commandFailedAt === attempt) {
+      // The retry failed before any new attempt: the failure is on its command, retryable as the provider says.
+      harness.expectCommand('tool.retry', attemptId(attempt), { failed: 'provider_error' });
+      harness.expectOutcome({ rejected: 'provider_error' });
+      expect(harness.command('tool.retry', attemptId(attempt))?.error?.message).toMatch(/answered 503/);
+      return;
     }
     harness.expectCommand('tool.retry', attemptId(attempt), 'none');
     if (attempt === 1) return;
@@ -190,7 +219,10 @@ const retryModel: InteractionModel<{ retryable: boolean }> = {
         ];
     }
   },
-  label: (state) => `${String(state.value)}#${attemptOf(state)}`,
+  label: (state) => {
+    const failedAt = (state.context as RetryContext).commandFailedAt;
+    return `${String(state.value)}#${attemptOf(state)}${failedAt === undefined ? '' : `[retry #${failedAt} failed]`}`;
+  },
 };
 
 describeModel(retryModel);
