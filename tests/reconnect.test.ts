@@ -1,6 +1,6 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent } from '../protocol/eventSchemas';
-import { backoffDelay, DEFAULT_RECONNECT } from '../providers/reconnect';
+import { type AgentConnectionChange, backoffDelay, DEFAULT_RECONNECT } from '../providers/reconnect';
 import {
   answerRun,
   eventLogProvider,
@@ -21,18 +21,47 @@ const unavailable = (response: import('node:http').ServerResponse) => {
 };
 const typesOf = (events: readonly AgentEvent[]) => events.map((event) => event.type);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Short, yet far above a loaded machine's pauses between the frames of one connection. */
 const IDLE_MS = 200;
+
+/**
+ * The idle-timeout cases run the transport's timers on a fake clock: the idle timer fires when
+ * the test has made the server silent, never because a loaded machine paused between two
+ * frames; `passBackoff` lets each backoff wait pass as soon as it starts. Sockets stay real.
+ */
+function useFakeClock(): void {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+}
+afterEach(() => {
+  vi.useRealTimers();
+});
+/** Fires the idle timer of a client waiting on a silent server, once the client's pending I/O has run. */
+const fireIdleTimer = () => setImmediate(() => vi.advanceTimersByTime(IDLE_MS));
+const passBackoff = (change: AgentConnectionChange) => {
+  if (change.type === 'reconnecting') setImmediate(() => vi.advanceTimersByTime(change.delayMs));
+};
+/** All of `frames` in one write, so nothing on the server waits on the fake clock. */
+const writeAll = (response: import('node:http').ServerResponse, frames: readonly string[]) => {
+  response.writeHead(200, SSE_HEADERS);
+  response.write(frames.join(''));
+};
 
 describe('reconnecting after a retryable error', () => {
   it('opens again when the server stalls before sending anything (idle timeout)', async () => {
+    useFakeClock();
     const log = await server(
       (response) => {
         response.writeHead(200, SSE_HEADERS);
+        response.flushHeaders();
+        fireIdleTimer();
       },
-      (response) => serveFrames(response, slice(1, 10), 'end'),
+      (response) => {
+        writeAll(response, slice(1, 10));
+        response.end();
+      },
     );
-    const outcome = await runLog(eventLogProvider(log.url, { idleTimeoutMs: IDLE_MS }));
+    const outcome = await runLog(eventLogProvider(log.url, { idleTimeoutMs: IDLE_MS }), {
+      onConnection: passBackoff,
+    });
 
     expect(outcome.result?.status).toBe('completed');
     expect(outcome.events).toEqual(run);
@@ -49,11 +78,21 @@ describe('reconnecting after a retryable error', () => {
   });
 
   it('resumes from the last cursor when the server stalls mid-stream', async () => {
+    useFakeClock();
     const log = await server(
-      (response) => serveFrames(response, slice(1, 5), 'stall'),
-      (response) => serveFrames(response, slice(6, 10), 'end'),
+      (response) => writeAll(response, slice(1, 5)),
+      (response) => {
+        writeAll(response, slice(6, 10));
+        response.end();
+      },
     );
-    const outcome = await runLog(eventLogProvider(log.url, { idleTimeoutMs: IDLE_MS }));
+    const outcome = await runLog(eventLogProvider(log.url, { idleTimeoutMs: IDLE_MS }), {
+      // The fifth frame is the last before the stall: from there the server is silent.
+      onCursor: (cursor) => {
+        if (cursor === '5') fireIdleTimer();
+      },
+      onConnection: passBackoff,
+    });
 
     expect(outcome.result?.status).toBe('completed');
     expect(outcome.events).toEqual(run);
