@@ -52,7 +52,7 @@ export const DEFAULT_STATE_PATCH_LIMITS: Readonly<Required<StatePatchLimits>> = 
 
 /** The value a pointer names, or undefined; only own fields, so a prototype is never read. */
 function valueAt(document: unknown, segments: readonly string[]): unknown {
-  let value = document;
+  let value: unknown = document;
   for (const segment of segments) {
     if (typeof value !== 'object' || value === null || !Object.hasOwn(value, segment)) return undefined;
     value = (value as Record<string, unknown>)[segment];
@@ -68,7 +68,7 @@ const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
  */
 function existsAt(document: unknown, segments: readonly string[]): boolean {
   if (document === undefined) return false;
-  let value = document;
+  let value: unknown = document;
   for (const segment of segments) {
     if (typeof value !== 'object' || value === null) return false;
     if (Array.isArray(value)) {
@@ -87,7 +87,7 @@ function existsAt(document: unknown, segments: readonly string[]): boolean {
  * copied for the key `01`: such a patch would change the previous state in place.
  */
 function findIllegalArrayIndex(document: unknown, segments: readonly string[]): string | undefined {
-  let value = document;
+  let value: unknown = document;
   for (const [position, segment] of segments.entries()) {
     if (typeof value !== 'object' || value === null) return undefined;
     if (Array.isArray(value)) {
