@@ -36,9 +36,9 @@ export function checkpointedRun(options: {
   let failure: unknown;
   const storage: typeof memory = {
     ...memory,
-    save(id, checkpoint) {
+    save(checkpoint) {
       saves += 1;
-      return memory.save(id, checkpoint);
+      return memory.save(checkpoint);
     },
   };
   const run: RuntimeRun = {

@@ -26,21 +26,25 @@ export interface AgentCheckpoint {
 }
 
 /**
- * Where checkpoints are kept, one per session id. `load` returns what is stored as it is
- * (untrusted: `loadAgentCheckpoint` validates it) or `undefined` when there is none. `save`
- * takes its copy when it is called (later changes to the object must not reach the storage)
- * and replaces the session's checkpoint whole. The storages of this package throw
- * `AgentCheckpointError`s; `loadAgentCheckpoint` and the coordinator wrap any other error.
+ * Where checkpoints are kept, one per session id (seed 003 §12.2). `save(checkpoint)` keeps
+ * it under its own `checkpoint.sessionId`, takes its copy when it is called (later changes
+ * to the object must not reach the storage) and replaces that session's checkpoint whole;
+ * `load(sessionId)` returns what is stored under that id as it is (untrusted:
+ * `loadAgentCheckpoint` validates it, and refuses one whose `sessionId` is another) or
+ * `undefined` when there is none; `remove(sessionId)` deletes it. The runtime's session id
+ * (useXChat's `conversationKey`) is the id it loads, saves and removes under. The storages
+ * of this package throw `AgentCheckpointError`s; `loadAgentCheckpoint` and the coordinator
+ * wrap any other error.
  *
  * @example
  * const storage: AgentCheckpointStorage = {
- *   load: async (sessionId) => (await db.get(sessionId)) ?? undefined,
- *   save: async (sessionId, checkpoint) => db.put(sessionId, JSON.stringify(checkpoint)),
+ *   load: async (sessionId) => JSON.parse((await db.get(sessionId)) ?? 'null') ?? undefined,
+ *   save: async (checkpoint) => db.put(checkpoint.sessionId, JSON.stringify(checkpoint)),
  *   remove: async (sessionId) => db.delete(sessionId),
  * };
  */
 export interface AgentCheckpointStorage {
   load(sessionId: string): Promise<unknown>;
-  save(sessionId: string, checkpoint: AgentCheckpoint): Promise<void>;
+  save(checkpoint: AgentCheckpoint): Promise<void>;
   remove(sessionId: string): Promise<void>;
 }

@@ -78,7 +78,7 @@ describe.each(storages)('%s checkpoint storage', (_, create) => {
   it('gives back what was saved: parse(JSON round trip) deep-equals the checkpoint', async () => {
     const { storage } = create();
     const checkpoint = sampleCheckpoint();
-    await storage.save('s1', checkpoint);
+    await storage.save(checkpoint);
     expect(parseAgentCheckpoint(JSON.parse(JSON.stringify(await storage.load('s1'))))).toEqual(checkpoint);
     expect(await loadAgentCheckpoint(storage, 's1')).toEqual(checkpoint);
   });
@@ -86,7 +86,7 @@ describe.each(storages)('%s checkpoint storage', (_, create) => {
   it('keeps what was saved apart from later changes to the saved object', async () => {
     const { storage } = create();
     const checkpoint = sampleCheckpoint();
-    const saving = storage.save('s1', checkpoint);
+    const saving = storage.save(checkpoint);
     (checkpoint.inputByRun.r1 as { prompt: string }).prompt = 'changed before the write';
     checkpoint.cursorByRun.r1 = 'changed';
     await saving;
@@ -99,9 +99,9 @@ describe.each(storages)('%s checkpoint storage', (_, create) => {
     const first = sampleCheckpoint();
     const second = { ...sampleCheckpoint(), savedAt: 10_000 };
     const other = sampleCheckpoint('other');
-    await storage.save('s1', first);
-    await storage.save('s1', second);
-    await storage.save('other', other);
+    await storage.save(first);
+    await storage.save(second);
+    await storage.save(other);
     expect((await loadAgentCheckpoint(storage, 's1'))?.savedAt).toBe(10_000);
     await storage.remove('s1');
     await storage.remove('never-saved');
@@ -109,19 +109,40 @@ describe.each(storages)('%s checkpoint storage', (_, create) => {
     expect(await loadAgentCheckpoint(storage, 'other')).toEqual(other);
   });
 
-  it('refuses to save a checkpoint under another session id', async () => {
+  it('saves a checkpoint under its own sessionId (seed 003 §12.2: save(checkpoint))', async () => {
     const { storage } = create();
-    const error = await rejection(storage.save('s2', sampleCheckpoint()));
-    expect({ code: error.code, path: error.path }).toEqual({ code: 'invalid_checkpoint', path: 'sessionId' });
-    expect(await storage.load('s2')).toBeUndefined();
+    await storage.save(sampleCheckpoint('s2'));
+    expect(await loadAgentCheckpoint(storage, 's2')).toEqual(sampleCheckpoint('s2'));
+    expect(await storage.load('s1')).toBeUndefined();
+    expect(await storage.load('undefined')).toBeUndefined();
+  });
+
+  it('refuses, loudly, a checkpoint without a session id and the older save(sessionId, checkpoint)', async () => {
+    const { storage } = create();
+    const older = storage.save as unknown as (sessionId: string, checkpoint: unknown) => Promise<void>;
+    const fromOlderCode = await rejection(older('s1', sampleCheckpoint()));
+    expect({ code: fromOlderCode.code, path: fromOlderCode.path }).toEqual({
+      code: 'invalid_checkpoint',
+      path: 'sessionId',
+    });
+    expect(fromOlderCode.message).toBe(
+      'Cannot save string as a checkpoint: save takes the checkpoint only, and keeps it under its sessionId',
+    );
+    for (const sessionId of [undefined, '', 7]) {
+      const error = await rejection(storage.save({ ...sampleCheckpoint(), sessionId } as never));
+      expect({ code: error.code, path: error.path }).toEqual({ code: 'invalid_checkpoint', path: 'sessionId' });
+    }
+    expect(await storage.load('s1')).toBeUndefined();
+    expect(await storage.load('undefined')).toBeUndefined();
+    expect(await storage.load('')).toBeUndefined();
   });
 
   it('refuses to save what JSON cannot write, keeping the previous checkpoint', async () => {
     const { storage } = create();
-    await storage.save('s1', sampleCheckpoint());
+    await storage.save(sampleCheckpoint());
     const broken = sampleCheckpoint();
     broken.inputByRun.r1 = { big: 10n };
-    const error = await rejection(storage.save('s1', broken));
+    const error = await rejection(storage.save(broken));
     expect(error.code).toBe('unserializable_input');
     expect(await loadAgentCheckpoint(storage, 's1')).toEqual(sampleCheckpoint());
   });

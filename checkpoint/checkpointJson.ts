@@ -14,20 +14,37 @@ export function isSizeCheckedCheckpointValue(value: unknown): boolean {
 }
 
 /**
- * The JSON text a storage keeps for a checkpoint, taken at once: a later change to the
- * object given to `save` (or to what it refers to) never reaches the storage.
+ * The session id a checkpoint given to `save` is kept under: its own `sessionId`.
  *
- * @throws AgentCheckpointError `invalid_checkpoint` when the checkpoint is of another session,
- * `unserializable_input` when it cannot be written as JSON (a cycle, a bigint).
+ * @throws AgentCheckpointError `invalid_checkpoint` when it is not an object with a non-empty
+ * string `sessionId` (a caller of the older `save(sessionId, checkpoint)` gets this, not a
+ * checkpoint saved under `undefined`).
  */
-export function stringifyAgentCheckpoint(sessionId: string, checkpoint: AgentCheckpoint): string {
-  if (checkpoint.sessionId !== sessionId) {
-    throw new AgentCheckpointError(
-      'invalid_checkpoint',
-      `Cannot save a checkpoint of another session under session ${describeCheckpointKey(sessionId)}`,
-      { path: 'sessionId' },
-    );
-  }
+export function checkpointSessionId(checkpoint: unknown): string {
+  const sessionId =
+    typeof checkpoint === 'object' && checkpoint !== null
+      ? (checkpoint as { sessionId?: unknown }).sessionId
+      : undefined;
+  if (typeof sessionId === 'string' && sessionId !== '') return sessionId;
+  throw new AgentCheckpointError(
+    'invalid_checkpoint',
+    typeof checkpoint === 'object' && checkpoint !== null
+      ? 'Cannot save a checkpoint without a sessionId (a non-empty string): save(checkpoint) keeps it under its own sessionId'
+      : `Cannot save ${checkpoint === null ? 'null' : typeof checkpoint} as a checkpoint: save takes the checkpoint only, and keeps it under its sessionId`,
+    { path: 'sessionId' },
+  );
+}
+
+/**
+ * The session id a checkpoint is kept under, and its JSON text, taken at once: a later change
+ * to the object given to `save` (or to what it refers to) never reaches the storage.
+ *
+ * @throws AgentCheckpointError `invalid_checkpoint` when it has no session id,
+ * `unserializable_input` when it cannot be written as JSON (a cycle, a bigint), `quota_exceeded`
+ * when it is larger than a load would accept.
+ */
+export function stringifyAgentCheckpoint(checkpoint: AgentCheckpoint): { sessionId: string; text: string } {
+  const sessionId = checkpointSessionId(checkpoint);
   let text: string | undefined;
   try {
     text = JSON.stringify(checkpoint);
@@ -52,7 +69,7 @@ export function stringifyAgentCheckpoint(sessionId: string, checkpoint: AgentChe
       { path: '' },
     );
   }
-  return text;
+  return { sessionId, text };
 }
 
 /**

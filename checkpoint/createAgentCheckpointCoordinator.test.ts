@@ -43,7 +43,7 @@ function setup(
   const { answer, ...rest } = options;
   const storage: AgentCheckpointStorage = {
     load: async () => undefined,
-    save: vi.fn((_sessionId: string, checkpoint: AgentCheckpoint) => {
+    save: vi.fn((checkpoint: AgentCheckpoint) => {
       saved.push(checkpoint);
       return answer === undefined ? Promise.resolve() : (answer(checkpoint) as Promise<void>);
     }),
@@ -150,8 +150,10 @@ describe('createAgentCheckpointCoordinator: when it saves', () => {
     coordinator.schedule('terminal');
     await settle();
     expect(storage.save).toHaveBeenCalledTimes(1);
-    expect(vi.mocked(storage.save).mock.calls[0]?.[1]).toBe(built[0]);
-    expect(vi.mocked(storage.save).mock.calls[0]?.[0]).toBe('s1');
+    // Seed 003 §12.2: save(checkpoint), kept under the checkpoint's own sessionId.
+    expect(vi.mocked(storage.save).mock.calls[0]).toEqual([built[0]]);
+    expect(vi.mocked(storage.save).mock.calls[0]?.[0]).toBe(built[0]);
+    expect(built[0]?.sessionId).toBe('s1');
   });
 
   it('flush saves what is scheduled at once and resolves when the storage has it', async () => {
@@ -315,7 +317,7 @@ describe('createAgentCheckpointCoordinator: skipped saves', () => {
   it('leaves a large state to the storage, whose text over the limit is refused as quota_exceeded', async () => {
     const storage = createMemoryAgentCheckpointStorage();
     const huge = { ...base, inputByRun: { r1: { prompt: 'y'.repeat(DEFAULT_MAX_CHECKPOINT_SIZE) } } };
-    await expect(storage.save(base.sessionId, huge)).rejects.toMatchObject({ code: 'quota_exceeded' });
+    await expect(storage.save(huge)).rejects.toMatchObject({ code: 'quota_exceeded' });
     expect(await storage.load(base.sessionId)).toBeUndefined();
   });
 

@@ -25,6 +25,7 @@ export interface AgentCheckpointVisibility {
 
 export interface AgentCheckpointCoordinatorOptions {
   storage: AgentCheckpointStorage;
+  /** The session saved: every checkpoint `build` returns must be of it (`storage.save` keeps it under its `sessionId`). */
   sessionId: string;
   /** Builds the checkpoint to save; called only when a save starts, never per event. */
   build: () => AgentCheckpoint;
@@ -236,7 +237,7 @@ export function createAgentCheckpointCoordinator(
     }
     let saving: Promise<void>;
     try {
-      saving = Promise.resolve(storage.save(sessionId, checkpoint));
+      saving = Promise.resolve(storage.save(checkpoint));
     } catch (error) {
       saving = Promise.reject(error);
     }

@@ -34,7 +34,7 @@ describe('createFileAgentCheckpointStorage', () => {
     const directory = join(parent, 'checkpoints');
     const storage = createFileAgentCheckpointStorage(directory);
     const sessionIds = ['../escape', 'a/b', '..', '/etc/passwd', 'C:\\evil', 'S1', 's1', 'nul', '\u0000x'];
-    for (const sessionId of sessionIds) await storage.save(sessionId, checkpointOf(sessionId));
+    for (const sessionId of sessionIds) await storage.save(checkpointOf(sessionId));
     expect(await readdir(parent)).toEqual(['checkpoints']);
     const files = await readdir(directory);
     expect(files).toHaveLength(sessionIds.length);
@@ -55,13 +55,13 @@ describe('createFileAgentCheckpointStorage', () => {
     const directory = join(temporaryDirectory(), 'a', 'b');
     const storage = createFileAgentCheckpointStorage(directory);
     expect(await storage.load('s1')).toBeUndefined();
-    await storage.save('s1', sampleCheckpoint());
+    await storage.save(sampleCheckpoint());
     expect(await readdir(directory)).toEqual([getAgentCheckpointFileName('s1')]);
   });
 
   it.skipIf(process.platform === 'win32')('makes files readable by their owner only', async () => {
     const directory = join(temporaryDirectory(), 'private');
-    await createFileAgentCheckpointStorage(directory).save('s1', sampleCheckpoint());
+    await createFileAgentCheckpointStorage(directory).save(sampleCheckpoint());
     expect((await stat(join(directory, getAgentCheckpointFileName('s1')))).mode & 0o777).toBe(0o600);
     expect((await stat(directory)).mode & 0o777).toBe(0o700);
   });
@@ -69,7 +69,7 @@ describe('createFileAgentCheckpointStorage', () => {
   it('refuses a truncated file as invalid_checkpoint', async () => {
     const directory = temporaryDirectory();
     const storage = createFileAgentCheckpointStorage(directory);
-    await storage.save('s1', sampleCheckpoint());
+    await storage.save(sampleCheckpoint());
     const path = join(directory, getAgentCheckpointFileName('s1'));
     const text = await readFile(path, 'utf8');
     await writeFile(path, text.slice(0, text.length - 10));
@@ -93,7 +93,7 @@ describe('createFileAgentCheckpointStorage', () => {
     const path = join(directory, getAgentCheckpointFileName('s1'));
     const older = checkpointOf('s1', 4 * 1024 * 1024);
     const newer = { ...checkpointOf('s1', 4 * 1024 * 1024 + 1), savedAt: 2 };
-    await storage.save('s1', older);
+    await storage.save(older);
     let saving = true;
     const seen = new Set<number>();
     const reader = (async () => {
@@ -102,7 +102,7 @@ describe('createFileAgentCheckpointStorage', () => {
         seen.add((JSON.parse(text) as { savedAt: number }).savedAt);
       }
     })();
-    for (let round = 0; round < 4; round += 1) await storage.save('s1', round % 2 === 0 ? newer : older);
+    for (let round = 0; round < 4; round += 1) await storage.save(round % 2 === 0 ? newer : older);
     saving = false;
     await reader;
     expect(seen.size).toBeGreaterThan(0);
@@ -114,7 +114,7 @@ describe('createFileAgentCheckpointStorage', () => {
     const directory = temporaryDirectory();
     // A non-empty directory where the file should go: the rename over it fails.
     await mkdir(join(directory, getAgentCheckpointFileName('s1'), 'occupied'), { recursive: true });
-    const error = await rejection(createFileAgentCheckpointStorage(directory).save('s1', sampleCheckpoint()));
+    const error = await rejection(createFileAgentCheckpointStorage(directory).save(sampleCheckpoint()));
     expect(error.code).toBe('storage_failed');
     expect(error.cause).toMatchObject({ code: expect.stringMatching(/^E/) });
     expect(await readdir(directory)).toEqual([getAgentCheckpointFileName('s1')]);
@@ -123,7 +123,7 @@ describe('createFileAgentCheckpointStorage', () => {
   it('removes a file, and removing a missing one succeeds', async () => {
     const directory = temporaryDirectory();
     const storage = createFileAgentCheckpointStorage(directory);
-    await storage.save('s1', sampleCheckpoint());
+    await storage.save(sampleCheckpoint());
     await storage.remove('s1');
     await storage.remove('s1');
     expect(await readdir(directory)).toEqual([]);

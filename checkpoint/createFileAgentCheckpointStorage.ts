@@ -86,8 +86,8 @@ export function createFileAgentCheckpointStorage(directory: string): AgentCheckp
       return text === undefined ? undefined : parseAgentCheckpointJson(text, sessionId);
     },
 
-    async save(sessionId, checkpoint) {
-      const text = stringifyAgentCheckpoint(sessionId, checkpoint);
+    async save(checkpoint) {
+      const { sessionId, text } = stringifyAgentCheckpoint(checkpoint);
       const target = pathOf(sessionId);
       // In the same directory, so the rename stays on one file system and is atomic.
       const temporary = `${target}.${randomBytes(8).toString('hex')}.tmp`;

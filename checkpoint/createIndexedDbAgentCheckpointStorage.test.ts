@@ -17,7 +17,7 @@ async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointErro
 
 describe('createIndexedDbAgentCheckpointStorage', () => {
   it('keeps JSON text under the session id, in agentstate/checkpoints by default', async () => {
-    await createIndexedDbAgentCheckpointStorage().save('s1', sampleCheckpoint());
+    await createIndexedDbAgentCheckpointStorage().save(sampleCheckpoint());
     const text = await get('s1', createStore('agentstate', 'checkpoints'));
     expect(typeof text).toBe('string');
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(sampleCheckpoint())));
@@ -34,7 +34,7 @@ describe('createIndexedDbAgentCheckpointStorage', () => {
     // The database exists without the object store asked for: every transaction fails.
     await set('x', 'x', createStore('other-store', 'something-else'));
     const storage = createIndexedDbAgentCheckpointStorage({ databaseName: 'other-store' });
-    const error = await rejection(storage.save('s1', sampleCheckpoint()));
+    const error = await rejection(storage.save(sampleCheckpoint()));
     expect(error.code).toBe('storage_failed');
     expect(error.cause).toBeInstanceOf(Error);
     expect((await rejection(storage.load('s1'))).code).toBe('storage_failed');

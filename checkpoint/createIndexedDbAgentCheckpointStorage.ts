@@ -38,8 +38,8 @@ export function createIndexedDbAgentCheckpointStorage(
       }
       return stored === undefined ? undefined : parseAgentCheckpointJson(stored, sessionId);
     },
-    async save(sessionId, checkpoint) {
-      const text = stringifyAgentCheckpoint(sessionId, checkpoint);
+    async save(checkpoint) {
+      const { sessionId, text } = stringifyAgentCheckpoint(checkpoint);
       try {
         await set(sessionId, text, store);
       } catch (error) {

@@ -8,7 +8,7 @@ import { parseAgentCheckpointJson, stringifyAgentCheckpoint } from './checkpoint
  *
  * @example
  * const storage = createMemoryAgentCheckpointStorage();
- * await storage.save(checkpoint.sessionId, checkpoint);
+ * await storage.save(checkpoint); // kept under checkpoint.sessionId
  * const restored = await loadAgentCheckpoint(storage, checkpoint.sessionId);
  */
 export function createMemoryAgentCheckpointStorage(): AgentCheckpointStorage {
@@ -18,8 +18,9 @@ export function createMemoryAgentCheckpointStorage(): AgentCheckpointStorage {
       const text = texts.get(sessionId);
       return text === undefined ? undefined : parseAgentCheckpointJson(text, sessionId);
     },
-    async save(sessionId, checkpoint) {
-      texts.set(sessionId, stringifyAgentCheckpoint(sessionId, checkpoint));
+    async save(checkpoint) {
+      const { sessionId, text } = stringifyAgentCheckpoint(checkpoint);
+      texts.set(sessionId, text);
     },
     async remove(sessionId) {
       texts.delete(sessionId);

@@ -17,7 +17,7 @@ describe('createWebStorageAgentCheckpointStorage', () => {
   it('keeps one JSON item per session under keyPrefix + sessionId', async () => {
     const web = new FakeWebStorage();
     const storage = createWebStorageAgentCheckpointStorage(web, { keyPrefix: 'app:' });
-    await storage.save('s1', sampleCheckpoint());
+    await storage.save(sampleCheckpoint());
     expect([...web.items.keys()]).toEqual(['app:s1']);
     expect(JSON.parse(web.items.get('app:s1') as string)).toEqual(JSON.parse(JSON.stringify(sampleCheckpoint())));
     await storage.remove('s1');
@@ -26,7 +26,7 @@ describe('createWebStorageAgentCheckpointStorage', () => {
 
   it('uses agentstate:checkpoint: as the default prefix', async () => {
     const web = new FakeWebStorage();
-    await createWebStorageAgentCheckpointStorage(web).save('s1', sampleCheckpoint());
+    await createWebStorageAgentCheckpointStorage(web).save(sampleCheckpoint());
     expect([...web.items.keys()]).toEqual(['agentstate:checkpoint:s1']);
   });
 
@@ -37,7 +37,7 @@ describe('createWebStorageAgentCheckpointStorage', () => {
   ])('turns %s into quota_exceeded, keeping the cause', async (_, failure) => {
     const web = new FakeWebStorage();
     web.failWith = failure;
-    const error = await rejection(createWebStorageAgentCheckpointStorage(web).save('s1', sampleCheckpoint()));
+    const error = await rejection(createWebStorageAgentCheckpointStorage(web).save(sampleCheckpoint()));
     expect(error.code).toBe('quota_exceeded');
     expect(error.cause).toBe(failure);
   });
@@ -46,7 +46,7 @@ describe('createWebStorageAgentCheckpointStorage', () => {
     const web = new FakeWebStorage();
     const storage = createWebStorageAgentCheckpointStorage(web);
     web.failWith = new DOMException('The operation is insecure.', 'SecurityError');
-    expect((await rejection(storage.save('s1', sampleCheckpoint()))).code).toBe('storage_failed');
+    expect((await rejection(storage.save(sampleCheckpoint()))).code).toBe('storage_failed');
     expect((await rejection(storage.load('s1'))).code).toBe('storage_failed');
     expect((await rejection(storage.remove('s1'))).code).toBe('storage_failed');
     expect((await rejection(loadAgentCheckpoint(storage, 's1'))).code).toBe('storage_failed');

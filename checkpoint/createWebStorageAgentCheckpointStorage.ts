@@ -40,8 +40,8 @@ export function createWebStorageAgentCheckpointStorage(
       }
       return text === null ? undefined : parseAgentCheckpointJson(text, sessionId);
     },
-    async save(sessionId, checkpoint) {
-      const text = stringifyAgentCheckpoint(sessionId, checkpoint);
+    async save(checkpoint) {
+      const { sessionId, text } = stringifyAgentCheckpoint(checkpoint);
       try {
         storage.setItem(keyPrefix + sessionId, text);
       } catch (error) {

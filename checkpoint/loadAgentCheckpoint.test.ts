@@ -71,7 +71,7 @@ describe('loadAgentCheckpoint', () => {
 
   it('lets the caller remove an invalid checkpoint and start empty', async () => {
     const storage = createMemoryAgentCheckpointStorage();
-    await storage.save('s1', { ...sampleCheckpoint(), cursorByRun: { r404: 'x' } });
+    await storage.save({ ...sampleCheckpoint(), cursorByRun: { r404: 'x' } });
     const error = await rejection(loadAgentCheckpoint(storage, 's1'));
     expect({ code: error.code, path: error.path }).toEqual({ code: 'invalid_checkpoint', path: 'cursorByRun.r404' });
     await storage.remove('s1');

@@ -82,7 +82,7 @@ describe('checkpoint restore', () => {
           const again = applied.length === 0 ? [] : redeliver.map((index) => applied[index % applied.length]);
           const rest = [...again, ...corrupt(scenario.slice(cut), late)];
 
-          await storage.save('s1', checkpoint);
+          await storage.save(checkpoint);
           const loaded = await loadAgentCheckpoint(storage, 's1');
           expect(loaded).toEqual(JSON.parse(JSON.stringify(checkpoint)));
           if (loaded === undefined) return;

@@ -27,7 +27,7 @@ function slowStorage(inner: AgentCheckpointStorage) {
       await gate;
       return inner.load(sessionId);
     },
-    save: (sessionId, checkpoint) => inner.save(sessionId, checkpoint),
+    save: (checkpoint) => inner.save(checkpoint),
     remove: (sessionId) => inner.remove(sessionId),
   };
   return { storage, release };
@@ -82,6 +82,38 @@ describe('the runtime saves its conversation to a checkpoint', () => {
   });
 });
 
+describe('a storage written to the seed (003 §12.2): save(checkpoint), load(sessionId), remove(sessionId)', () => {
+  it("is saved under the checkpoint's own sessionId, the runtime's, and restored from it", async () => {
+    const texts = new Map<string, string>();
+    const calls: string[] = [];
+    const storage: AgentCheckpointStorage = {
+      load: async (sessionId) => {
+        calls.push(`load ${sessionId}`);
+        const text = texts.get(sessionId);
+        return text === undefined ? undefined : JSON.parse(text);
+      },
+      save: async (checkpoint) => {
+        calls.push(`save ${checkpoint.sessionId}`);
+        texts.set(checkpoint.sessionId, JSON.stringify(checkpoint));
+      },
+      remove: async (sessionId) => {
+        texts.delete(sessionId);
+      },
+    };
+    const provider = createLocalAgentProvider({ script: { steps: [{ type: 'text', deltas: ['Hi'] }] } });
+    const first = createXChatRuntime({ provider, sessionId: 'trip', checkpointStorage: storage });
+    await first.request({ prompt: 'Hello' });
+    await first.flushCheckpoint();
+    expect([...texts.keys()]).toEqual(['trip']);
+    expect(new Set(calls)).toEqual(new Set(['load trip', 'save trip']));
+
+    const second = createXChatRuntime({ provider, sessionId: 'trip', checkpointStorage: storage });
+    await second.restored;
+    expect(second.getSnapshot().connectionState).toBe('idle');
+    expect(second.getSnapshot().agentState).toEqual(first.getSnapshot().agentState);
+  });
+});
+
 describe('the runtime restores its conversation from the checkpoint', () => {
   it('restores AgentState; while restoring, requests wait and commands are refused with `restoring`', async () => {
     const inner = createMemoryAgentCheckpointStorage();
@@ -121,7 +153,7 @@ describe('the runtime restores its conversation from the checkpoint', () => {
     const saved = (await storage.load('trip')) as AgentCheckpoint;
     const hostile = JSON.parse(JSON.stringify(saved));
     hostile.state.runs[Object.keys(hostile.state.runs)[0] as string].status = 'exploded <script>';
-    await storage.save('trip', hostile);
+    await storage.save(hostile);
 
     const second = createXChatRuntime({ provider, sessionId: 'trip', checkpointStorage: storage });
     await second.restored;

@@ -210,7 +210,7 @@ describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () =
         state: store.getSnapshot(), inputByRun: { r1: { prompt: 'Hi' } }, cursorByRun: { r1: '7' }, pendingCommands: [], savedAt: 1 };
       const directory = mkdtempSync(join(tmpdir(), 'agentstate-checkpoint-'));
       const storage = node.createFileAgentCheckpointStorage(directory);
-      await storage.save('s1', saved);
+      await storage.save(saved);
       const loaded = await checkpoint.loadAgentCheckpoint(storage, 's1');
       const restored = agentstate.createAgentStore();
       restored.reset(loaded.state);

@@ -109,8 +109,8 @@ function openPage(storage: AgentCheckpointStorage, url: string, applied: AgentEv
   let open = true;
   const pageStorage: AgentCheckpointStorage = {
     load: (sessionId) => storage.load(sessionId),
-    save: async (sessionId, checkpoint) => {
-      if (open) await storage.save(sessionId, checkpoint);
+    save: async (checkpoint) => {
+      if (open) await storage.save(checkpoint);
     },
     remove: (sessionId) => storage.remove(sessionId),
   };
@@ -146,7 +146,7 @@ function openPage(storage: AgentCheckpointStorage, url: string, applied: AgentEv
 async function corrupt(storage: AgentCheckpointStorage, runId: string): Promise<void> {
   const saved = JSON.parse(JSON.stringify(await storage.load(SESSION_ID))) as AgentCheckpoint;
   (saved.state.runs[runId] as { status: string }).status = 'exploded';
-  await storage.save(SESSION_ID, saved);
+  await storage.save(saved);
 }
 
 /** Waits until the page streams nothing, then one more task for its subscribers to hear the last change. */
