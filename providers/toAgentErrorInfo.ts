@@ -1,4 +1,5 @@
 import type { AgentErrorInfo } from '../protocol/eventSchemas';
+import { redactSecrets, redactSecretsIn } from '../protocol/redactSecrets';
 import { AgentTransportError } from '../transports/AgentTransportError';
 
 const SERVER_MESSAGE_LIMIT = 500;
@@ -38,7 +39,8 @@ function parseBody(excerpt: string | undefined): unknown {
  * The `{ message, code }` an error becomes in a `*.failed` event: its own `code` when it
  * has one, else its name. An HTTP error carries what the server said: its message (the
  * parsed `error.message` of a JSON body, or the body's text) in `message`, and the status
- * and the body in `data`.
+ * and the body in `data`. Credentials in either (`Bearer ...`, `sk-...`, `key=...`) are
+ * redacted (`redactSecrets`); the error itself keeps them, for the operator.
  *
  * @example
  * events.emit('run.failed', { error: toAgentErrorInfo(error) });
@@ -56,9 +58,11 @@ export function toAgentErrorInfo(error: unknown, retryable?: boolean): AgentErro
     if (serverMessage !== undefined) info.message = `${error.message}: ${serverMessage}`;
     const data: { status?: number; body?: unknown } = {};
     if (error.status !== undefined) data.status = error.status;
-    if (body !== undefined) data.body = body;
+    if (body !== undefined) data.body = redactSecretsIn(body);
     info.data = data;
   }
+  // An event is read by whoever reads the run: what it says of the error carries no credential.
+  info.message = redactSecrets(info.message);
   if (retryable !== undefined) info.retryable = retryable;
   return info;
 }

@@ -8,6 +8,7 @@ import { type AgentReconnectOptions, runAgentProvider } from '../providers/runAg
 import { toAgentErrorInfo } from '../providers/toAgentErrorInfo';
 import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
 import { EventAppender } from './EventAppender';
+import { toSafeEvent } from './safeEventErrors';
 
 /** One run this instance runs. */
 interface RunningRun {
@@ -164,9 +165,10 @@ export class RunningRuns {
         initialSequence: run.lastSequence,
         now: this.options.now,
         onEvent: (event) => {
-          events.push(event);
+          const safe = toSafeEvent(event);
+          events.push(safe);
           run.lastSequence = event.sequence;
-          run.appender.push(event);
+          run.appender.push(safe);
         },
       });
     } catch (error) {
@@ -198,7 +200,7 @@ export class RunningRuns {
     const { log, instanceId } = this.options;
     const { sessionId, runId } = run;
     try {
-      await runAgentProvider({
+      const result = await runAgentProvider({
         provider: run.provider,
         input: run.input,
         sessionId,
@@ -210,9 +212,11 @@ export class RunningRuns {
         now: this.options.now,
         onEvent: (event) => {
           entry.lastSequence = event.sequence;
-          entry.appender.push(event);
+          // Readers get a safe error; the operator gets the failure as it was, below.
+          entry.appender.push(toSafeEvent(event));
         },
       });
+      if (result.error !== undefined) this.options.onError(result.error, { sessionId, runId });
     } catch (error) {
       // The runner ended the run with its own events first; what is left is for the operator.
       this.options.onError(error, { sessionId, runId });

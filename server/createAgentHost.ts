@@ -1,6 +1,7 @@
 import type { AgentState } from '../machines/agentState';
 import type { AgentCommand } from '../protocol/commandSchemas';
-import { parseAgentCommand } from '../protocol/parseAgentEvent';
+import type { AgentEvent } from '../protocol/eventSchemas';
+import { parseAgentCommand, parseAgentEvent } from '../protocol/parseAgentEvent';
 import { randomId } from '../protocol/randomId';
 import { type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
 import type { AgentReconnectOptions } from '../providers/runAgentProvider';
@@ -16,11 +17,19 @@ import {
 import { createEventStream } from './createEventStream';
 import { createMemoryEventLog } from './createMemoryEventLog';
 import { failed, HostCommands } from './HostCommands';
-import { type AgentHostRunRequest, parseRunRequest, readJsonBody, routeOf, toContinuation } from './hostRequests';
+import {
+  type AgentHostRunRequest,
+  describeFailure,
+  parseRunRequest,
+  readJsonBody,
+  routeOf,
+  toContinuation,
+} from './hostRequests';
 import { OrphanReaper } from './OrphanReaper';
 import { RunningRuns } from './RunningRuns';
 import { type EncodedEntry, SessionFeed } from './SessionFeed';
 import { SessionStates } from './SessionStates';
+import { redactedForLog } from './safeEventErrors';
 import { settleClientTools } from './settleClientTools';
 
 /** A provider the host runs, by name; `parseInput` checks (and may transform) a client's input first. */
@@ -82,7 +91,11 @@ export interface AgentHostOptions {
   maxCachedSessions?: number;
   /** Reconnecting upstream streams that break (see `runAgentProvider`). */
   reconnect?: false | AgentReconnectOptions;
-  /** Errors no client sees as an event (the log failed, a provider broke its contract). Default `console.error`. */
+  /**
+   * Errors no client sees as an event (the log failed, a provider broke its contract, a run
+   * failed: its event carries a safe code and message, this gets the error with the upstream's
+   * address and answer). Default `console.error`, with credentials redacted.
+   */
   onError?: (error: unknown, context: { sessionId: string; runId?: string }) => void;
 }
 
@@ -120,6 +133,22 @@ function outcomeResponse(outcome: AgentCommandOutcome): Response {
   const hostCode: AgentHostErrorCode =
     code in AGENT_HOST_ERROR_STATUS ? (code as AgentHostErrorCode) : (COMMAND_ERROR_CODES[code] ?? 'provider_error');
   return errorResponse(new AgentHostError(hostCode, message));
+}
+
+/**
+ * The events the host writes from a client's request, checked as any event is (the schema,
+ * plain JSON, the nesting limit): one the protocol would refuse would be served to every
+ * reader, or refused by the log when read back, for as long as the log keeps the session.
+ */
+function checkedForLog(events: readonly AgentEvent[], from: string): AgentEvent[] {
+  return events.map((event, index) => {
+    const parsed = parseAgentEvent(event);
+    if (parsed.success) return parsed.value;
+    throw new AgentHostError(
+      'invalid_request',
+      `Invalid run request: ${from}.${index} would make an invalid ${event.type} event: ${describeFailure(parsed.error)}`,
+    );
+  });
 }
 
 /** The log's refusals as host errors: a cursor problem keeps its code, a storage failure is `unavailable`. */
@@ -162,7 +191,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const onError =
     options.onError ??
     ((error: unknown, context: { sessionId: string; runId?: string }) => {
-      console.error('agentstate host:', context, error);
+      console.error('agentstate host:', context, redactedForLog(error));
     });
   const sessions = new SessionStates(log, {
     maxSessions: options.maxCachedSessions ?? 1000,
@@ -250,7 +279,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (continued !== undefined && !Object.hasOwn(state.runs, continued)) {
       throw new AgentHostError('invalid_request', `The continued run "${continued}" is not a run of this session`);
     }
-    const settled = settleClientTools(state, sessionId, request, now);
+    const settled = checkedForLog(settleClientTools(state, sessionId, request, now), 'continuation.toolResults');
     // One continuation of a waiting run at a time, across instances (a double click, two
     // tabs): the lease lapses by itself, so a continuation that failed can be tried again.
     if (continued !== undefined && !(await log.claimRun(sessionId, `continuation:${continued}`, instanceId, leaseMs))) {
@@ -363,7 +392,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         return errorResponse(answered);
       }
     },
-    startRun: (sessionId, request) => startRun(sessionId, parseRunRequest(request)),
+    startRun: async (sessionId, request) => startRun(sessionId, parseRunRequest(request)),
     getState,
     async executeCommand(command) {
       const parsed = parseAgentCommand(command);

@@ -1,4 +1,5 @@
 import { AgentError } from '../protocol/errors';
+import { redactSecrets } from '../protocol/redactSecrets';
 
 export type AgentTransportErrorCode =
   | 'http_error'
@@ -30,6 +31,11 @@ export interface AgentTransportErrorDetails {
  * `timeout`: nothing arrived for the transport's `idleTimeoutMs`. `invalid_cursor`: the
  * server refused the cursor a `resume` asked for (it expired, or it never knew it).
  *
+ * The message names the address and is shown and logged: credentials in it (URL userinfo,
+ * `key=`/`token=` query parameters, `Bearer ...`, `sk-...`) are redacted (`redactSecrets`).
+ * `bodyExcerpt` and `cause` are kept as they came, for the operator: they may hold what an
+ * upstream echoed of the request, so never put them in an event or a client's answer.
+ *
  * @example
  * if (AgentTransportError.isInstance(error) && error.code === 'http_error' && error.status === 401) signIn();
  */
@@ -42,7 +48,7 @@ export class AgentTransportError extends AgentError {
   readonly closeReason: string | undefined;
 
   constructor(code: AgentTransportErrorCode, message: string, details: AgentTransportErrorDetails = {}) {
-    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(code, redactSecrets(message), details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'AgentTransportError';
     this.code = code;
     this.status = details.status;
