@@ -6,6 +6,7 @@ import type { AgentEventFactory } from '../../protocol/createAgentEventFactory';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import { type FakeAgentHost, type FakeAgentHostOptions, startFakeAgentHost } from '../../tests/support/fakeAgentHost';
+import { until } from '../../tests/support/until';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import { AgentCommandError } from '../AgentCommandError';
 import { runAgentCommand } from '../runAgentCommand';
@@ -195,8 +196,11 @@ describe('createAgentEventProvider: executeCommand', () => {
     const host = await startHost();
     host.answerNext('POST /commands', { type: 'hang' });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('user left')), 30);
-    const { error } = await send(provider(host), approve(), controller.signal);
+    const sending = send(provider(host), approve(), controller.signal);
+    // Aborted once the host holds the request, whatever the machine's load made that take.
+    await until(() => host.requestsOf('POST /commands').length === 1, 'the command at the host');
+    controller.abort(new Error('user left'));
+    const { error } = await sending;
 
     expect(error).toMatchObject({ code: 'interrupted', retryable: true });
     await host.closed(0);
