@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { runEvents } from '../tests/support/events';
+import type { AgentState } from './agentState';
 import { createAgentStore } from './createAgentStore';
 import { replayAgentEvents } from './replayAgentEvents';
 import {
   selectAgentTimeline,
   selectApproval,
   selectMessages,
+  selectPendingInput,
   selectRun,
   selectRunningRuns,
   selectToolCall,
+  selectToolCallAttempts,
 } from './selectors';
 
 function scenario() {
@@ -124,5 +127,100 @@ describe('selectors', () => {
     expect(previous[1]?.message.content).toBe('one two three');
     store.dispatch(events.create('message.started', { messageId: 'd', role: 'assistant' }));
     expect(selectMessages(store.getSnapshot()).map((info) => info.id)).toEqual(['r1:a', 'r1:b', 'r1:c', 'r1:d']);
+  });
+});
+
+describe('selectors keep their answer while what they read is unchanged', () => {
+  /** Two runs of one session: r1 streams a message and calls a tool (retried once), r2 waits on a tool. */
+  function streamingStore() {
+    const store = createAgentStore();
+    const first = runEvents('r1');
+    const second = runEvents('r2');
+    store.batch([
+      first.create('run.started', {}),
+      first.create('message.started', { messageId: 'answer', role: 'assistant' }),
+      first.create('tool.requested', { toolCallId: 't1', name: 'search' }),
+      first.create('tool.failed', { toolCallId: 't1', error: { message: 'down', retryable: true } }),
+      first.create('tool.requested', { toolCallId: 't2', name: 'search', attempt: 2, retryOf: 't1' }),
+      first.create('tool.requested', { toolCallId: 'other', name: 'lookup' }),
+      second.create('run.started', {}),
+      second.create('reasoning.started', { reasoningId: 'th', content: 'hmm' }),
+      second.create('reasoning.completed', { reasoningId: 'th' }),
+      second.create('tool.requested', { toolCallId: 'client', name: 'weather' }),
+      second.create('tool.arguments_completed', { toolCallId: 'client', arguments: '{}' }),
+      second.create('approval.requested', { approvalId: 'ok' }),
+      second.create('run.completed', { pendingToolCallIds: ['client'], pendingApprovalIds: ['ok'] }),
+    ]);
+    expect(store.getSnapshot().issues).toEqual([]);
+    return { store, first, second };
+  }
+
+  /** What each selector answers for `state`, by name. */
+  function answers(state: AgentState) {
+    return {
+      runningRuns: selectRunningRuns(state, 's1'),
+      noRunningRuns: selectRunningRuns(state, 'another-session'),
+      attempts: selectToolCallAttempts(state, { runId: 'r1', toolCallId: 't2' }),
+      pending: selectPendingInput(state, 'r2'),
+      timelineOfR2: selectAgentTimeline(state, { runId: 'r2', includeReasoning: true }),
+      messagesOfR2: selectMessages(state, { runId: 'r2' }),
+      run: selectRun(state, 'r1'),
+      toolCall: selectToolCall(state, { runId: 'r2', toolCallId: 'client' }),
+      approval: selectApproval(state, { runId: 'r2', approvalId: 'ok' }),
+    };
+  }
+
+  it('gives the same arrays and objects across deltas of a message, a new message and a shared-state change', () => {
+    const { store, first } = streamingStore();
+    const before = answers(store.getSnapshot());
+    expect(before.runningRuns.map((run) => run.id)).toEqual(['r1']);
+    expect(before.attempts.map((call) => call.id)).toEqual(['t1', 't2']);
+    expect(before.pending.toolCalls.map((call) => call.id)).toEqual(['client']);
+    expect(before.pending.approvals.map((approval) => approval.id)).toEqual(['ok']);
+    expect(before.timelineOfR2.map((item) => item.kind)).toEqual(['reasoning', 'toolCall', 'approval']);
+
+    const changes = [
+      first.create('message.delta', { messageId: 'answer', delta: 'one ' }),
+      first.create('message.delta', { messageId: 'answer', delta: 'two' }),
+      first.create('tool.arguments_delta', { toolCallId: 'other', delta: '{"q":' }),
+      first.create('message.started', { messageId: 'more', role: 'assistant' }),
+      first.create('state.snapshot', { snapshot: { step: 1 } }),
+    ];
+    for (const change of changes) {
+      const previous = store.getSnapshot();
+      store.dispatch(change);
+      const state = store.getSnapshot();
+      expect(state).not.toBe(previous);
+      const after = answers(state);
+      for (const [name, value] of Object.entries(after)) {
+        expect({ [name]: value === before[name as keyof typeof before] }).toEqual({ [name]: true });
+      }
+    }
+    expect(store.getSnapshot().issues).toEqual([]);
+    expect(selectMessages(store.getSnapshot()).map((info) => info.message.content)).toEqual(['one two', '']);
+  });
+
+  it('gives a new answer when what it reads changed, equal to a fresh computation', () => {
+    const { store, first, second } = streamingStore();
+    const before = answers(store.getSnapshot());
+    store.batch([
+      first.create('tool.completed', { toolCallId: 't2', result: { hits: 1 } }),
+      second.create('tool.completed', { toolCallId: 'client', result: { celsius: 14 } }),
+    ]);
+    const after = answers(store.getSnapshot());
+    expect(after.attempts).not.toBe(before.attempts);
+    expect(after.attempts.map((call) => call.status)).toEqual(['failed', 'completed']);
+    expect(after.pending).not.toBe(before.pending);
+    expect(after.pending.toolCalls).toEqual([]);
+    expect(after.pending.approvals).toBe(before.pending.approvals);
+    expect(after.timelineOfR2).not.toBe(before.timelineOfR2);
+    expect(after.runningRuns).toBe(before.runningRuns);
+
+    store.dispatch(first.create('run.cancelled', {}));
+    const state = store.getSnapshot();
+    expect(selectRunningRuns(state, 's1')).toEqual([]);
+    // A copy of every container is a state that shares nothing: the same answers, made afresh.
+    const copy = JSON.parse(JSON.stringify(state)) as AgentState;
+    expect(answers(copy)).toEqual(answers(state));
   });
 });

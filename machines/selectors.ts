@@ -14,6 +14,64 @@ import {
 import { getOwn } from './agentStateProjection';
 import { isPendingEntity } from './pendingInput';
 
+/*
+ * Selectors keep their answer's identity while what they read is unchanged, so a view that
+ * compares with `Object.is` (`useXChatSelector`) does not render again at every flush. Two
+ * layers do it. A cache keyed by the containers a selector reads: structural sharing gives a
+ * container a new identity only when one of its records changed, so a hit costs O(1). And,
+ * when a container did change, the earlier answer is found again through its first item (a
+ * record keeps its identity while it is unchanged) and handed out instead of an equal new
+ * array. Both are weak: nothing a selector read is kept alive by it. Answers are shared:
+ * never change one in place.
+ */
+
+/** The answer with no items: one shared array, so an empty answer keeps its identity too. */
+const NONE = Object.freeze([]) as unknown as never[];
+
+function sameItems<Item>(left: readonly Item[], right: readonly Item[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index += 1) if (left[index] !== right[index]) return false;
+  return true;
+}
+
+/** The arrays a selector last answered, found again through their first item and the selector's arguments. */
+class LastAnswers<Item extends object> {
+  private readonly byFirstItem = new WeakMap<Item, Map<string, Item[]>>();
+
+  /** `items`, or the earlier answer for these arguments when it holds the same items in the same order. */
+  keep(argumentsKey: string, items: Item[]): Item[] {
+    const first = items[0];
+    if (first === undefined) return NONE;
+    let answers = this.byFirstItem.get(first);
+    const previous = answers?.get(argumentsKey);
+    if (previous !== undefined && sameItems(previous, items)) return previous;
+    if (answers === undefined) {
+      answers = new Map();
+      this.byFirstItem.set(first, answers);
+    }
+    answers.set(argumentsKey, items);
+    return items;
+  }
+}
+
+/** The answer cached on `container` for these arguments, or the one `compute` makes (then cached). */
+function cachedOn<Container extends object, Answer>(
+  cache: WeakMap<Container, Map<string, Answer>>,
+  container: Container,
+  argumentsKey: string,
+  compute: () => Answer,
+): Answer {
+  let answers = cache.get(container);
+  if (answers?.has(argumentsKey) === true) return answers.get(argumentsKey) as Answer;
+  const answer = compute();
+  if (answers === undefined) {
+    answers = new Map();
+    cache.set(container, answers);
+  }
+  answers.set(argumentsKey, answer);
+  return answer;
+}
+
 /** The run with this id, or `undefined`. */
 export function selectRun(state: AgentState, runId: string): AgentRunState | undefined {
   return getOwn(state.runs, runId);
@@ -40,6 +98,23 @@ export function selectToolCallAttempts(
   state: AgentState,
   target: { runId: string; toolCallId: string },
 ): AgentToolCallState[] {
+  // Every attempt is a record of `toolCalls`: the container and the order are all it reads.
+  const argumentsKey = getAgentEntityKey(target.runId, target.toolCallId);
+  const cached = cachedOn(attemptsCache, state.toolCalls, argumentsKey, () => ({
+    order: state.order,
+    attempts: attemptsOf(state, target),
+  }));
+  if (cached.order === state.order) return cached.attempts;
+  return attemptsOf(state, target);
+}
+
+const attemptsCache = new WeakMap<
+  AgentState['toolCalls'],
+  Map<string, { order: AgentEntityRef[]; attempts: AgentToolCallState[] }>
+>();
+const attemptsAnswers = new LastAnswers<AgentToolCallState>();
+
+function attemptsOf(state: AgentState, target: { runId: string; toolCallId: string }): AgentToolCallState[] {
   let first = selectToolCall(state, target);
   const visited = new Set<string>();
   while (first?.retryOf !== undefined && !visited.has(first.id)) {
@@ -48,7 +123,7 @@ export function selectToolCallAttempts(
     if (previous === undefined) break;
     first = previous;
   }
-  if (first === undefined) return [];
+  if (first === undefined) return NONE;
   // One pass over the run's tool calls in arrival order: a retry always arrives after its original.
   const chain = [first];
   const inChain = new Set([first.id]);
@@ -61,7 +136,8 @@ export function selectToolCallAttempts(
       inChain.add(call.id);
     }
   }
-  return chain;
+  // The chain is the same whichever of its attempts was named.
+  return attemptsAnswers.keep('', chain);
 }
 
 /** One approval of one run, or `undefined`. */
@@ -102,11 +178,24 @@ export function selectVisibleReasoning(reasoning: AgentReasoningState): AgentVis
 }
 
 const timelineCache = new WeakMap<AgentState, Map<string, AgentTimelineItem[]>>();
+/** One item per record, so an unchanged record keeps its item. */
+const timelineItemCache = new WeakMap<object, AgentTimelineItem>();
+const timelineAnswers = new LastAnswers<AgentTimelineItem>();
+
+function timelineItemOf(kind: AgentEntityKind, key: string, entity: AgentEntityStateMap[AgentEntityKind]) {
+  let item = timelineItemCache.get(entity);
+  if (item === undefined) {
+    const shown = kind === 'reasoning' ? selectVisibleReasoning(entity as AgentReasoningState) : entity;
+    item = { kind, key, entity: shown } as AgentTimelineItem;
+    timelineItemCache.set(entity, item);
+  }
+  return item;
+}
 
 /**
  * Every entity in arrival order (`AgentState.order`, never re-sorted by timestamp), of one
  * run or of all runs. Reasoning is left out unless asked for, and redacted reasoning comes
- * without its content. The same state and options give the same array.
+ * without its content. The same array while none of its items changed.
  */
 export function selectAgentTimeline(
   state: AgentState,
@@ -124,20 +213,28 @@ export function selectAgentTimeline(
       key,
     );
     if (entity === undefined || (options.runId !== undefined && entity.runId !== options.runId)) continue;
-    const shown = kind === 'reasoning' ? selectVisibleReasoning(entity as AgentReasoningState) : entity;
-    items.push({ kind, key, entity: shown } as AgentTimelineItem);
+    items.push(timelineItemOf(kind, key, entity));
   }
+  const answer = timelineAnswers.keep(cacheKey, items);
   if (cached === undefined) {
     cached = new Map();
     timelineCache.set(state, cached);
   }
-  cached.set(cacheKey, items);
-  return items;
+  cached.set(cacheKey, answer);
+  return answer;
 }
 
-/** The runs of a session that are still running. */
+const runningRunsCache = new WeakMap<AgentState['runs'], Map<string, AgentRunState[]>>();
+const runningRunsAnswers = new LastAnswers<AgentRunState>();
+
+/** The runs of a session that are still running: the same array while none of them changed and no run started or ended. */
 export function selectRunningRuns(state: AgentState, sessionId: string): AgentRunState[] {
-  return Object.values(state.runs).filter((run) => run.sessionId === sessionId && run.status === 'running');
+  return cachedOn(runningRunsCache, state.runs, sessionId, () =>
+    runningRunsAnswers.keep(
+      sessionId,
+      Object.values(state.runs).filter((run) => run.sessionId === sessionId && run.status === 'running'),
+    ),
+  );
 }
 
 /** The status a chat message component understands. */
@@ -176,6 +273,7 @@ interface MessagesOfOrder {
   infos: AgentMessageInfo[];
 }
 const messagesByOrder = new WeakMap<AgentEntityRef[], Map<string, MessagesOfOrder>>();
+const messagesAnswers = new LastAnswers<AgentMessageInfo>();
 
 function messageInfoOf(key: string, message: AgentMessageState): AgentMessageInfo {
   let info = messageInfoCache.get(message);
@@ -191,21 +289,25 @@ function messageInfoOf(key: string, message: AgentMessageState): AgentMessageInf
  * array has the same messages (a streamed token changes one of them), so each entry is
  * checked against its message instead of walking every entity of the order.
  */
-function refreshMessages(state: AgentState, previous: readonly AgentMessageInfo[]): AgentMessageInfo[] | undefined {
-  const infos: AgentMessageInfo[] = new Array(previous.length);
+function refreshMessages(state: AgentState, previous: AgentMessageInfo[]): AgentMessageInfo[] | undefined {
+  // The earlier list itself while none of its messages changed; a copy from the first that did.
+  let infos: AgentMessageInfo[] | undefined;
   for (let index = 0; index < previous.length; index += 1) {
     const info = previous[index] as AgentMessageInfo;
     const message = getOwn(state.messages, info.id);
     if (message === undefined) return undefined;
-    infos[index] = message === info.message ? info : messageInfoOf(info.id, message);
+    if (message === info.message && infos === undefined) continue;
+    infos ??= previous.slice(0, index);
+    infos.push(message === info.message ? info : messageInfoOf(info.id, message));
   }
-  return infos;
+  return infos ?? previous;
 }
 
 /**
  * The messages in arrival order as `{ id, message, status }`, of one run or of all.
  * The id is the message's key, unique across runs. Entries of unchanged messages keep
- * their identity, so a list can skip re-rendering them.
+ * their identity, so a list can skip re-rendering them, and the list is the same array
+ * while none of its messages changed.
  */
 export function selectMessages(state: AgentState, options: { runId?: string } = {}): AgentMessageInfo[] {
   const cacheKey = options.runId === undefined ? '\u0000all' : options.runId;
@@ -226,6 +328,7 @@ export function selectMessages(state: AgentState, options: { runId?: string } = 
       if (message === undefined || (options.runId !== undefined && message.runId !== options.runId)) continue;
       infos.push(messageInfoOf(key, message));
     }
+    infos = messagesAnswers.keep(cacheKey, infos);
   }
   if (cached === undefined) {
     cached = new Map();
@@ -249,7 +352,8 @@ export interface AgentPendingInput {
 /**
  * The tool calls and approvals a run ended waiting on (`pendingToolCallIds`,
  * `pendingApprovalIds`) that are still open: tool calls awaiting execution or running,
- * approvals waiting. Empty lists when the run waits for nothing.
+ * approvals waiting. Empty lists when the run waits for nothing. It reads only the run and
+ * what it lists, and is the same object while none of those changed.
  *
  * @example
  * const { toolCalls } = selectPendingInput(state, 'run-1');
@@ -257,18 +361,33 @@ export interface AgentPendingInput {
  */
 export function selectPendingInput(state: AgentState, runId: string): AgentPendingInput {
   const run = getOwn(state.runs, runId);
-  const pending: AgentPendingInput = { toolCalls: [], approvals: [] };
-  if (run === undefined) return pending;
+  if (run === undefined) return NOTHING_PENDING;
+  const toolCalls: AgentToolCallState[] = [];
+  const approvals: AgentApprovalState[] = [];
   for (const toolCallId of run.pendingToolCallIds ?? []) {
     const toolCall = selectToolCall(state, { runId, toolCallId });
-    if (toolCall !== undefined && isPendingEntity(run, 'toolCall', toolCall)) pending.toolCalls.push(toolCall);
+    if (toolCall !== undefined && isPendingEntity(run, 'toolCall', toolCall)) toolCalls.push(toolCall);
   }
   for (const approvalId of run.pendingApprovalIds ?? []) {
     const approval = selectApproval(state, { runId, approvalId });
-    if (approval !== undefined && isPendingEntity(run, 'approval', approval)) pending.approvals.push(approval);
+    if (approval !== undefined && isPendingEntity(run, 'approval', approval)) approvals.push(approval);
   }
+  const pending = {
+    toolCalls: pendingToolCallAnswers.keep(runId, toolCalls),
+    approvals: pendingApprovalAnswers.keep(runId, approvals),
+  };
+  if (pending.toolCalls === NONE && pending.approvals === NONE) return NOTHING_PENDING;
+  const previous = pendingCache.get(pending.toolCalls === NONE ? pending.approvals : pending.toolCalls);
+  if (previous?.toolCalls === pending.toolCalls && previous.approvals === pending.approvals) return previous;
+  pendingCache.set(pending.toolCalls === NONE ? pending.approvals : pending.toolCalls, pending);
   return pending;
 }
+
+const NOTHING_PENDING: AgentPendingInput = Object.freeze({ toolCalls: NONE, approvals: NONE });
+const pendingToolCallAnswers = new LastAnswers<AgentToolCallState>();
+const pendingApprovalAnswers = new LastAnswers<AgentApprovalState>();
+/** The last answer made around each list (its tool calls, or its approvals when it waits on none). */
+const pendingCache = new WeakMap<object[], AgentPendingInput>();
 
 /**
  * Whether a waiting approval's `expiresAt` has passed by the local clock: for display only.

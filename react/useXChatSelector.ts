@@ -7,10 +7,14 @@ import { findXChatMessage } from './xChatMessageIndex';
 
 /**
  * Reads one value of a chat's view (`useXChat().chat`) and re-renders only when it changes
- * (`Object.is`, or `compare`). The selector may be a new function each render.
+ * (`Object.is`, or `compare`). The selector may be a new function each render. The
+ * library's selectors (`selectRunningRuns`, `selectPendingInput`, `selectAgentTimeline`,
+ * ...) answer with the same array or object while what they read is unchanged, so they
+ * need no `compare`: a token streamed into a message does not render a list of running runs.
  *
  * @example
  * const running = useXChatSelector(chat, (view) => view.isRequesting);
+ * const runs = useXChatSelector(chat, (view) => selectRunningRuns(view.agentState, chat.runtime.sessionId));
  */
 export function useXChatSelector<Input, Selected>(
   chat: XChatSource<Input>,
