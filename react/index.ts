@@ -24,6 +24,7 @@ export { createXChatMessageGroups } from './xChatMessageGroups';
 export type {
   XChatDefaultMessage,
   XChatDefaultMessages,
+  XChatDefaultMessagesLoader,
   XChatMessageLayer,
   XChatMessagePatch,
   XChatMessagesUpdate,

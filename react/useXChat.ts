@@ -49,8 +49,9 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   conversations?: XChatConversations;
   /**
    * Messages shown before the conversation's own, in the message layer (never in
-   * AgentState): a list, or a loader run once after the conversation's first mount. Read
-   * when the conversation's layer is made.
+   * AgentState): a list, or a loader run once after the conversation's first mount, given
+   * `{ conversationKey }` (the chat's own session id without a key) and answering at once or
+   * with a promise. Read when the conversation's layer is made.
    */
   defaultMessages?: XChatDefaultMessages;
   /**
@@ -122,6 +123,8 @@ function layerOf(runtime: XChatRuntime<never>, defaultMessages: XChatDefaultMess
   if (layer === undefined) {
     layer = createXChatMessageLayer({
       readMessages: () => runtime.getSnapshot().messages,
+      // The conversation's key is its session id (a chat without a key has one of its own).
+      conversationKey: runtime.sessionId,
       ...(defaultMessages === undefined ? {} : { defaultMessages }),
     });
     layers.set(runtime, layer);

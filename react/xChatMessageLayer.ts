@@ -8,8 +8,16 @@ export interface XChatDefaultMessage {
   status?: AgentMessageInfoStatus;
 }
 
+/**
+ * Loads the messages a conversation starts with (seed 003): given the conversation's key, it
+ * answers with them, synchronously or with a promise.
+ */
+export type XChatDefaultMessagesLoader = (info: {
+  conversationKey: string;
+}) => readonly XChatDefaultMessage[] | Promise<readonly XChatDefaultMessage[]>;
+
 /** The messages a chat starts with: a list, or a loader (history fetched from a server, say). */
-export type XChatDefaultMessages = readonly XChatDefaultMessage[] | (() => Promise<readonly XChatDefaultMessage[]>);
+export type XChatDefaultMessages = readonly XChatDefaultMessage[] | XChatDefaultMessagesLoader;
 
 /** What `setMessage` changes of one entry. */
 export type XChatMessagePatch = Partial<Pick<AgentMessageInfo, 'message' | 'status'>>;
@@ -43,7 +51,11 @@ export interface XChatMessageLayer {
   setMessage(id: string, patch: XChatMessagePatch | ((current: AgentMessageInfo) => XChatMessagePatch)): void;
   /** Hides one message; a message of the layer is dropped. */
   removeMessage(id: string): void;
-  /** Runs the default-messages loader once (later calls return the same promise); their messages go first. */
+  /**
+   * Runs the default-messages loader once (later calls return the same promise); their
+   * messages go first. A loader that answers synchronously has its messages applied before
+   * `load` returns.
+   */
   load(): Promise<void>;
   /** Why the default-messages loader failed, when it did. */
   readonly loadError: unknown;
@@ -71,8 +83,11 @@ export function createXChatMessageLayer(options: {
   /** The conversation's messages now (the runtime's `getSnapshot().messages`). */
   readMessages: () => readonly AgentMessageInfo[];
   defaultMessages?: XChatDefaultMessages;
+  /** What the loader is given as `conversationKey` (useXChat gives the conversation's session id). Default `''`. */
+  conversationKey?: string;
 }): XChatMessageLayer {
   const { readMessages, defaultMessages } = options;
+  const conversationKey = options.conversationKey ?? '';
   let locals: LocalMessage[] = Array.isArray(defaultMessages) ? toDefaultEntries(defaultMessages) : [];
   let patches = new Map<string, XChatMessagePatch>();
   let removed = new Set<string>();
@@ -200,16 +215,28 @@ export function createXChatMessageLayer(options: {
         loading = Promise.resolve();
         return loading;
       }
-      loading = defaultMessages().then(
-        (messages) => {
-          locals = [...toDefaultEntries(messages), ...locals];
-          changed();
-        },
-        (error: unknown) => {
-          loadError = error;
-          changed();
-        },
-      );
+      const loaded = (messages: readonly XChatDefaultMessage[]) => {
+        locals = [...toDefaultEntries(messages), ...locals];
+        changed();
+      };
+      const failed = (error: unknown) => {
+        loadError = error;
+        changed();
+      };
+      let answer: readonly XChatDefaultMessage[] | Promise<readonly XChatDefaultMessage[]>;
+      try {
+        answer = defaultMessages({ conversationKey });
+      } catch (error) {
+        failed(error);
+        loading = Promise.resolve();
+        return loading;
+      }
+      if (Array.isArray(answer)) {
+        loaded(answer);
+        loading = Promise.resolve();
+        return loading;
+      }
+      loading = Promise.resolve(answer).then(loaded, failed);
       return loading;
     },
     get loadError() {
