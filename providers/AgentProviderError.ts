@@ -5,12 +5,15 @@ export type AgentProviderErrorCode =
   | 'undeclared_transport'
   | 'resume_unsupported'
   | 'invalid_event'
+  | 'duplicate_event_id'
   | 'resume_gap'
   | 'invalid_cursor';
 
 /**
  * A provider broke the contract: an unsupported protocol, an undeclared transport, or an
- * event that is malformed, undeclared, out of order or of another session or run.
+ * event that is malformed, undeclared, out of order or of another session or run
+ * (`invalid_event`), or that reuses the id of an earlier event of the run with other
+ * content (`duplicate_event_id`; the same event sent again is absorbed).
  * `event` is the offending event, `reason` what was wrong with it.
  *
  * Two codes say a resumed stream cannot continue the run, whoever is to blame:

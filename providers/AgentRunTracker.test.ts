@@ -48,7 +48,7 @@ describe('AgentRunTracker', () => {
     expect(tracker.toolCallsAwaitingExecution()).toEqual(['t1', 't2']);
   });
 
-  it('closes every open entity on cancel, approvals expired and artifacts failed, then cancels the run', () => {
+  it('closes every open entity on cancel, artifacts failed, approvals left to the run terminal, then cancels the run', () => {
     const { tracker, events } = openEverything();
     const closing = tracker.close(events, { type: 'cancelled', reason: 'aborted' });
     expect(closing.map((event) => [event.type, event.payload])).toEqual([
@@ -57,7 +57,6 @@ describe('AgentRunTracker', () => {
       ['tool.cancelled', { toolCallId: 't1', reason: 'aborted' }],
       ['tool.cancelled', { toolCallId: 't2', reason: 'aborted' }],
       ['tool.cancelled', { toolCallId: 't3', reason: 'aborted' }],
-      ['approval.resolved', { approvalId: 'a1', decision: 'expired' }],
       ['task.cancelled', { taskId: 'k1', reason: 'aborted' }],
       ['artifact.failed', { artifactId: 'f1', error: { message: 'aborted', code: 'aborted' } }],
       ['run.cancelled', { reason: 'aborted' }],
@@ -65,6 +64,8 @@ describe('AgentRunTracker', () => {
     expect(tracker.hasEnded).toBe(true);
     expect(tracker.terminalType).toBe('run.cancelled');
     expect(tracker.isOpen('message', 'm1')).toBe(false);
+    // No approval is resolved `expired`: the run's terminal closes it (the store: cancelled, run_terminated).
+    expect(tracker.isOpen('approval', 'a1')).toBe(false);
     expect(tracker.close(events, { type: 'cancelled', reason: 'again' })).toEqual([]);
   });
 
@@ -78,7 +79,6 @@ describe('AgentRunTracker', () => {
       ['tool.failed', { toolCallId: 't1', error }],
       ['tool.failed', { toolCallId: 't2', error }],
       ['tool.failed', { toolCallId: 't3', error }],
-      ['approval.resolved', { approvalId: 'a1', decision: 'expired' }],
       ['task.failed', { taskId: 'k1', error }],
       ['artifact.failed', { artifactId: 'f1', error }],
       ['run.failed', { error }],

@@ -33,14 +33,19 @@ const CLOSING_TYPES = Object.fromEntries(
   }),
 ) as Record<AgentEntityKind, ClosingTypes>;
 
-/** The event that closes one open entity: cancelled if its kind can be, else failed; approvals, which can be neither, expire. */
+/**
+ * The event that closes one open entity: cancelled if its kind can be, else failed. An
+ * approval, which can be neither, gets none (undefined): expiring it is the runtime's to
+ * say, so the run's terminal closes it, as the store closes whatever a run leaves open
+ * (`cancelled`, reason `run_terminated`).
+ */
 function closingEvent(
   events: AgentEventFactory,
   kind: AgentEntityKind,
   id: string,
   closing: AgentRunClosing,
   error: AgentErrorInfo,
-): AgentEvent {
+): AgentEvent | undefined {
   const { idField, cancelled, failed } = CLOSING_TYPES[kind];
   if (closing.type === 'cancelled' && cancelled !== undefined) {
     return events.create(cancelled, {
@@ -51,7 +56,7 @@ function closingEvent(
   if (failed !== undefined) {
     return events.create(failed, { [idField]: id, error } as AgentEventPayloadMap[typeof failed]);
   }
-  return events.create('approval.resolved', { approvalId: id, decision: 'expired' });
+  return undefined;
 }
 
 /**
@@ -141,18 +146,25 @@ export class AgentRunTracker {
 
   /**
    * The events that close every open entity and end the run, created with `events`.
-   * Approvals, which have no cancelled state, are resolved as `expired`; artifacts fail.
+   * Artifacts, which cannot be cancelled, fail. Approvals, which can be neither, get no
+   * event: the run's terminal closes them in the store (`cancelled`, reason
+   * `run_terminated`), never a made-up `expired`.
    */
   close(events: AgentEventFactory, closing: AgentRunClosing): AgentEvent[] {
     if (this.terminal !== undefined) return [];
     const cancelled = closing.type === 'cancelled';
     const error: AgentErrorInfo = cancelled ? { message: closing.reason, code: closing.reason } : closing.error;
     const out: AgentEvent[] = [];
-    for (const { kind, id } of [...this.open.values()]) out.push(closingEvent(events, kind, id, closing, error));
+    for (const { kind, id } of [...this.open.values()]) {
+      const event = closingEvent(events, kind, id, closing, error);
+      if (event !== undefined) out.push(event);
+    }
     out.push(
       cancelled ? events.create('run.cancelled', { reason: closing.reason }) : events.create('run.failed', { error }),
     );
     for (const event of out) this.observe(event);
+    // What the terminal closes (the approvals) is closed here too.
+    this.open.clear();
     return out;
   }
 }

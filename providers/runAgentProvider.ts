@@ -63,6 +63,11 @@ export interface AgentRunResult {
   status: 'completed' | 'failed' | 'cancelled';
   /** The transport or runtime error a failed run ended with. */
   error?: unknown;
+  /**
+   * The runs the stream carried after this one, in order, from a provider that declares
+   * `followOnRuns` (AG-UI: a RUN_STARTED after RUN_FINISHED). Missing when there were none.
+   */
+  followOnRuns?: AgentRunResult[];
 }
 
 /** Marks an error thrown by `onEvent`, `onCursor` or `onConnection`, so it is rethrown as it is. */
@@ -101,6 +106,16 @@ function checkProvider(provider: AnyAgentProvider, resume: boolean): void {
   }
 }
 
+/** The result of each run the gate followed, the error on the last when it failed; later runs as `followOnRuns`. */
+function resultOf(gate: EventGate, error?: unknown): AgentRunResult {
+  const runs = [...gate.endedRuns, { runId: gate.runId, tracker: gate.tracker }];
+  const results = runs.map(({ runId, tracker }): AgentRunResult => ({ runId, status: statusOf(tracker.terminalType) }));
+  const last = results[results.length - 1] as AgentRunResult;
+  if (error !== undefined && last.status === 'failed') last.error = error;
+  const [first, ...followOnRuns] = results as [AgentRunResult, ...AgentRunResult[]];
+  return followOnRuns.length === 0 ? first : { ...first, followOnRuns };
+}
+
 function statusOf(type: AgentEventType | undefined): AgentRunResult['status'] {
   if (type === 'run.completed') return 'completed';
   if (type === 'run.cancelled') return 'cancelled';
@@ -110,6 +125,28 @@ function statusOf(type: AgentEventType | undefined): AgentRunResult['status'] {
 /** A resumed stream that cannot continue the run: it is left as it is, no `run.failed` is made up. */
 function isUnrecoverable(error: unknown): error is AgentProviderError {
   return AgentProviderError.isInstance(error) && (error.code === 'resume_gap' || error.code === 'invalid_cursor');
+}
+
+/** What `nextUnlessAborted` rejects with when the signal aborted first. */
+const ABORTED = Symbol('aborted');
+
+/** The iterator's next step, or a rejection with `ABORTED` as soon as `signal` aborts. */
+function nextUnlessAborted<Chunk>(iterator: AsyncIterator<Chunk>, signal: AbortSignal): Promise<IteratorResult<Chunk>> {
+  if (signal.aborted) return Promise.reject(ABORTED);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    iterator.next().then(
+      (step) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(step);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Ends an iteration the runner stops early, as `for await` would; the error that stopped it wins. */
@@ -193,10 +230,19 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       }
     }
   };
-  /** Ends the run with the runner's own events when the provider left it open. */
+  /**
+   * Ends the run with the runner's own events when the provider left it open. They are the
+   * runner's, not the provider's: its declared event types do not gate them.
+   */
   const closeOpen = (closing: AgentRunClosing) => {
-    const factory = createAgentEventFactory({ sessionId, runId, initialSequence: gate.lastSequence, now });
-    deliver(gate.tracker.close(factory, closing));
+    const factory = createAgentEventFactory({ sessionId, runId: gate.runId, initialSequence: gate.lastSequence, now });
+    for (const event of gate.tracker.close(factory, closing)) {
+      try {
+        onEvent(gate.admitOwn(event), AGENT_EVENT_ADMITTED);
+      } catch (error) {
+        throw new ConsumerFailure(error);
+      }
+    }
   };
   const aborted = () => controller.signal.aborted;
   const abortError = () =>
@@ -249,8 +295,14 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       for (;;) {
         let step: IteratorResult<Chunk>;
         try {
-          step = await iterator.next();
+          step = await nextUnlessAborted(iterator, controller.signal);
         } catch (error) {
+          if (error === ABORTED) {
+            // A transport that does not answer its signal must not hold the run: it is left
+            // to end by itself.
+            iterator.return?.().catch(() => undefined);
+            throw abortError();
+          }
           throw new StreamFailure(error);
         }
         if (step.done) return;
@@ -263,7 +315,8 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
           report({ type: 'connected' });
         }
         const chunk = step.value;
-        const cursor = transport.getCursor?.(chunk);
+        // An empty cursor is no cursor (seed 003 §13.2: only a non-empty one reaches `onCursor`).
+        const cursor = transport.getCursor?.(chunk) || undefined;
         if (cursor !== undefined && cursors?.isRepeat(cursor)) continue;
         deliver(provider.transformChunk(chunk, context));
         if (cursor === undefined) continue;
@@ -338,7 +391,7 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
         });
       }
       reportEnd({ type: 'closed' });
-      return { runId, status: statusOf(gate.tracker.terminalType) };
+      return resultOf(gate);
     } catch (error) {
       if (error instanceof ConsumerFailure || AgentProviderError.isInstance(error)) throw error;
       const cause = aborted() ? abortError() : error;
@@ -349,10 +402,10 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
         );
       }
       reportEnd(aborted() ? { type: 'closed' } : { type: 'failed', error: cause });
-      const status = statusOf(gate.tracker.terminalType);
-      return status === 'failed' ? { runId, status, error: cause } : { runId, status };
+      return resultOf(gate, cause);
     }
   } catch (error) {
+    const stopped = aborted();
     if (error instanceof ConsumerFailure) {
       controller.abort();
       try {
@@ -368,7 +421,12 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       else {
         if (gate.tracker.hasStarted && !gate.tracker.hasEnded) {
           const message = AgentProviderError.isInstance(error) ? error.message : toAgentErrorInfo(error).message;
-          closeOpen({ type: 'failed', error: { message, code: 'provider_error' } });
+          // Stopped by the caller, the run is cancelled whatever went wrong while it closed.
+          closeOpen(
+            stopped
+              ? { type: 'cancelled', reason: 'aborted' }
+              : { type: 'failed', error: { message, code: 'provider_error' } },
+          );
         }
         reportEnd({ type: 'failed', error });
       }

@@ -460,14 +460,17 @@ describe('local provider: cancelling a run', () => {
       status: 'cancelled',
       reason: 'user changed their mind',
     });
-    // Approvals cannot be cancelled: one still waiting expires with its run.
+    // No event cancels an approval and expiring it is not the provider's to say: the run's
+    // terminal closes one still waiting, as the store closes whatever a run leaves open.
     expect(entity(state, 'approvals', 'run-1', 'approval-1')).toMatchObject({
-      status: 'resolved',
-      decision: 'expired',
+      status: 'cancelled',
+      reason: 'run_terminated',
     });
     expect(assistantTexts(state, 'run-1')).toEqual([]);
     expect(run.events.at(-1)).toMatchObject({ type: 'run.cancelled', payload: { reason: 'user changed their mind' } });
-    expect(state.issues).toEqual([]);
+    expect(state.issues.map((issue) => [issue.code, issue.entityId])).toEqual([
+      ['active_entities_at_terminal', 'approval-1'],
+    ]);
     expectIncreasingSequences(run.events);
   });
 
