@@ -13,6 +13,12 @@ export interface AgentProviderCapabilities {
   commands?: readonly AgentCommandType[];
   /** Whether a run can continue from a cursor. Missing means no. */
   resumable?: boolean;
+  /**
+   * Whether one stream may carry more than one run (AG-UI: a RUN_STARTED after RUN_FINISHED):
+   * once the run ended, the provider may start another with a `run.started` under a new run
+   * id, and the runner follows that run. Missing means no: every event is of the run started.
+   */
+  followOnRuns?: boolean;
   extensions?: Readonly<Record<`${string}.${string}`, unknown>>;
 }
 

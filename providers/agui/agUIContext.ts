@@ -6,7 +6,15 @@ import type { AgentRunEmitter } from '../createAgentRunEmitter';
 export type LaneKind = 'text' | 'tool' | 'reasoning';
 
 export interface AgUIContextState {
+  /** The emitter of the run chunks map into: the stream's first run, or the follow-on run it started since. */
   events: AgentRunEmitter;
+  now: () => number;
+  /** The run id the stream was opened for. */
+  firstRunId: string;
+  /** Run ids the stream has used, ours and AG-UI's, so a follow-on run gets an id of its own. */
+  runIds: Set<string>;
+  /** How many runs the stream has carried so far. */
+  runCount: number;
   threadId: string;
   /** Open chunk streams, one per lane (the parent agent, or a subagent). */
   lanes: Map<string, { kind: LaneKind; id: string }>;

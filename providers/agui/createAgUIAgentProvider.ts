@@ -8,6 +8,7 @@ import { defineAgentProvider } from '../defineAgentProvider';
 import { eventTypesOf } from '../eventTypeGroups';
 import { type AgUIContextState, subagentMeta, subagentRunIdOf } from './agUIContext';
 import { mapExtension } from './agUIExtensions';
+import { startFollowOnRun, startsFollowOnRun } from './agUIFollowOnRun';
 import { closeAllLanes, closeLaneThen, lanesToClose, mapChunk } from './agUILanes';
 import { checkSnapshotNames, hydrateMessage } from './agUIMessages';
 import { type AgUIAgentInput, prepareAgUIRequest, userMessageEventsOf } from './agUIRequest';
@@ -175,7 +176,9 @@ function mapEvent(event: AGUIEvent, context: AgUIContextState, options: AgUIAgen
       checkSnapshotNames(event);
       return [...closeAllLanes(context), ...event.messages.flatMap((message) => hydrateMessage(context, message))];
     case 'RUN_STARTED':
+      if (startsFollowOnRun(context)) return startFollowOnRun(event, context);
       context.serverRun = { threadId: event.threadId, runId: event.runId };
+      context.runIds.add(event.runId);
       return closeAllLanes(context);
     case 'RUN_FINISHED':
       return [...closeAllLanes(context), ...finishRun(event, context)];
@@ -196,7 +199,8 @@ function mapEvent(event: AGUIEvent, context: AgUIContextState, options: AgUIAgen
  * `@ag-ui/core`'s schemas and mapped to the event protocol: runs, text and reasoning
  * messages (chunk events expanded with AG-UI's lane rules), tool calls, steps as tasks,
  * shared state, message snapshots (hydrated without duplicates), interrupts as approvals
- * the run ends waiting on, ACTIVITY_* as activities, CUSTOM, RAW and SUBAGENT_* as
+ * the run ends waiting on, a RUN_STARTED after RUN_FINISHED as a run of its own (under the
+ * AG-UI `runId`, see `startFollowOnRun`), ACTIVITY_* as activities, CUSTOM, RAW and SUBAGENT_* as
  * `extension.emitted` (`agui.custom`, `agui.raw`, `agui.subagent_started`, ...); those
  * also go to `onExtension`. Empty ids and tool names fail the run with an `AgUIEventError`.
  *
@@ -238,10 +242,14 @@ export function createAgUIAgentProvider(
     })();
   return defineAgentProvider({
     id: 'agui',
-    capabilities: { eventTypes: AGUI_EVENT_TYPES },
+    capabilities: { eventTypes: AGUI_EVENT_TYPES, followOnRuns: true },
     transport,
-    createContext: (events, { history, continuation, initialSequence }) => ({
+    createContext: (events, { history, continuation, initialSequence, now }) => ({
       events,
+      now,
+      firstRunId: events.runId,
+      runIds: new Set([events.runId]),
+      runCount: 1,
       threadId: events.sessionId,
       lanes: new Map(),
       knownMessages: new Set(),

@@ -1,0 +1,83 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
+import { createAgUIAgentProvider } from '../../providers/agui/createAgUIAgentProvider';
+import { runAgentProviderFixture } from '../../providers/testing/runAgentProviderFixture';
+import { validateAgentProviderEvents } from '../../providers/testing/validateAgentProviderEvents';
+import { startFixtureServer } from '../support/fixtureServer';
+
+const fixtures = fileURLToPath(new URL('../../providers/agui/__fixtures__', import.meta.url));
+const server = await startFixtureServer(
+  fixtures,
+  (body) => (body as { forwardedProps: { fixture: string } }).forwardedProps.fixture,
+);
+afterAll(() => server.close());
+
+const provider = createAgUIAgentProvider({ url: server.url });
+
+describe('AG-UI: a stream that carries more than one run (over SSE from a loopback server)', () => {
+  it('makes a RUN_STARTED after RUN_FINISHED a run of its own, under the AG-UI runId, its message kept', async () => {
+    const run = await runAgentProviderFixture(provider, {
+      prompt: 'Book a table',
+      forwardedProps: { fixture: 'two-runs.sse' },
+    });
+    expect(run.result).toEqual({
+      runId: 'contract-run',
+      status: 'completed',
+      followOnRuns: [{ runId: 'agui-run-2', status: 'completed' }],
+    });
+    expect(run.state.issues).toEqual([]);
+    // Each run's events pass the contract on their own.
+    for (const runId of ['contract-run', 'agui-run-2']) {
+      const events = run.events.filter((event) => event.runId === runId);
+      expect(validateAgentProviderEvents(provider.capabilities, events)).toEqual([]);
+    }
+    const runs = Object.values(run.state.runs).map((entry) => [entry.id, entry.status, entry.output]);
+    expect(runs).toEqual([
+      ['contract-run', 'completed', undefined],
+      ['agui-run-2', 'completed', { booked: true }],
+    ]);
+    const second = run.state.messages[getAgentEntityKey('agui-run-2', 'msg-2')];
+    expect([second?.runId, second?.role, second?.content, second?.status]).toEqual([
+      'agui-run-2',
+      'assistant',
+      'Booked for 8 pm.',
+      'completed',
+    ]);
+    const first = run.state.messages[getAgentEntityKey('contract-run', 'msg-1')];
+    expect(first?.content).toBe('Booking the table.');
+    // The second run's events are numbered on their own, from 1, and name the AG-UI run.
+    const started = run.events.filter((event) => event.type === 'run.started');
+    expect(started.map((event) => [event.runId, event.sequence, event.meta?.agui])).toEqual([
+      ['contract-run', 1, { threadId: 'contract-session', runId: 'contract-run' }],
+      ['agui-run-2', 1, { threadId: 'thread-1', runId: 'agui-run-2' }],
+    ]);
+    expect(run.state.lastSequenceByRun['agui-run-2']).toBe(5);
+  });
+
+  it('gives a follow-on run that repeats an AG-UI runId an id of its own, and fails it alone when the stream is cut', async () => {
+    const run = await runAgentProviderFixture(provider, {
+      prompt: 'Go on',
+      forwardedProps: { fixture: 'two-runs-second-fails.sse' },
+    });
+    expect(run.result).toEqual({
+      runId: 'contract-run',
+      status: 'completed',
+      followOnRuns: [{ runId: 'contract-run-2', status: 'failed' }],
+    });
+    expect(run.state.issues).toEqual([]);
+    expect(run.state.runs['contract-run']?.status).toBe('completed');
+    const second = run.state.runs['contract-run-2'];
+    expect([second?.status, second?.error?.code]).toEqual(['failed', 'missing_run_finished']);
+    const message = run.state.messages[getAgentEntityKey('contract-run-2', 'msg-2')];
+    expect([message?.content, message?.status]).toEqual(['Half an ans', 'failed']);
+  });
+
+  it('keeps a stream of one run as it was: no followOnRuns in the result', async () => {
+    const run = await runAgentProviderFixture(provider, {
+      prompt: 'Stop',
+      forwardedProps: { fixture: 'cancelled.sse' },
+    });
+    expect(run.result).toEqual({ runId: 'contract-run', status: 'cancelled' });
+  });
+});
