@@ -79,6 +79,12 @@ export interface AgentHostOptions {
   maxQueuedBytes?: number;
   /** A reader whose queue stays full this long is dropped with its cursor. Default 30 000 ms. */
   slowReaderMs?: number;
+  /**
+   * How often an open event stream asks `authorize` again (`action: 'read'`, with the request
+   * that opened it); it also asks before the frames of each new run. A refusal ends the stream
+   * with a last `event: forbidden` frame. Default 60 000 ms.
+   */
+  reauthorizeMs?: number;
   /** Largest request body. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
@@ -343,6 +349,12 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       heartbeatMs,
       slowReaderMs: options.slowReaderMs ?? 30_000,
       onIdle: () => reaper.sweep(sessionId, runId),
+      ...(options.authorize === undefined
+        ? {}
+        : {
+            reauthorize: () => authorize(request, { sessionId, action: 'read' }).then(() => true),
+            reauthorizeMs: options.reauthorizeMs ?? 60_000,
+          }),
       now,
     });
     return new Response(body, {

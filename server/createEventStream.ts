@@ -21,11 +21,19 @@ export interface EventStreamOptions {
   slowReaderMs: number;
   /** Called after `heartbeatMs` without an event of interest: the host checks for runs whose instance is gone. */
   onIdle: () => Promise<void>;
+  /**
+   * Asked again before the frames of a run this reader has not seen start are written, and
+   * once `reauthorizeMs` passed since it last answered: anything but `true` ends the stream
+   * with a last `event: forbidden` frame. Absent: the stream is never asked again.
+   */
+  reauthorize?: (() => Promise<boolean>) | undefined;
+  reauthorizeMs?: number | undefined;
   now: () => number;
 }
 
 const RUN_TERMINALS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 const KEEP_ALIVE = ': keep-alive\n\n';
+const FORBIDDEN = `event: forbidden\ndata: ${JSON.stringify({ code: 'forbidden', message: 'Not allowed to read in this session' })}\n\n`;
 
 /**
  * A session's log as a server-sent event stream, one frame per event with `id:` = its
@@ -44,6 +52,26 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
   let lastWrite = options.now();
   let dropTimer: ReturnType<typeof setTimeout> | undefined;
   let finished = false;
+  const { reauthorize, reauthorizeMs = Number.POSITIVE_INFINITY } = options;
+  let authorizedAt = options.now();
+
+  /** Whether the reader may still read these entries: `authorize` is asked again at a new run and when due. */
+  async function stillAllowed(entries: readonly EncodedEntry[]): Promise<boolean> {
+    if (reauthorize === undefined) return true;
+    const due = options.now() - authorizedAt >= reauthorizeMs;
+    const newRun = entries.some(
+      (entry) => entry.type === 'run.started' && (runId === undefined || entry.runId === runId),
+    );
+    if (!due && !newRun) return true;
+    authorizedAt = options.now();
+    return (await reauthorize().catch(() => false)) === true;
+  }
+
+  /** How long a read may wait for an entry: a heartbeat, or less when authorization is due sooner. */
+  function waitMs(): number {
+    if (reauthorize === undefined) return options.heartbeatMs;
+    return Math.max(0, Math.min(options.heartbeatMs, authorizedAt + reauthorizeMs - options.now()));
+  }
 
   /** Frames of the entries this reader wants; `ended` once the run it follows has ended. */
   function framesOf(entries: readonly EncodedEntry[]): { text: string; ended: boolean } {
@@ -103,10 +131,17 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
         while (!finished) {
           let page: readonly EncodedEntry[];
           try {
-            page = await feed.read(after, options.pageSize, options.heartbeatMs, stop.signal);
+            page = await feed.read(after, options.pageSize, waitMs(), stop.signal);
           } catch {
             // The log failed or trimmed past this reader: ending the stream makes the client
             // resume from its cursor, and the answer to that request says which it was.
+            finish(controller);
+            return;
+          }
+          if (finished) return;
+          if (!(await stillAllowed(page))) {
+            if (finished) return;
+            controller.enqueue(encoder.encode(FORBIDDEN));
             finish(controller);
             return;
           }
