@@ -35,7 +35,7 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
    * `store.dispatch` takes so it does not check the event again.
    */
   onEvent: (event: AgentEvent, admission: AgentEventAdmission) => void;
-  /** Called with a chunk's cursor once all of that chunk's events were dispatched. */
+  /** Called with a chunk's cursor once all of that chunk's events were dispatched; never with an empty one. */
   onCursor?: (cursor: string) => void;
   /** Continue a run after a dropped connection, from a cursor, after its last sequence. */
   resume?: { cursor: string; lastSequence: number };

@@ -278,3 +278,27 @@ describe('Stop through the interaction runtime', () => {
     expect(chat.getSnapshot().connectionState).toBe('idle');
   });
 });
+
+describe('cursors', () => {
+  it('calls onCursor only for a non-empty cursor (seed 003 §13.2)', async () => {
+    const base = seedProvider([{ delta: 'a' }, { delta: 'b' }, { delta: 'c' }, { done: true }]);
+    const cursorOf = new Map<Chunk, string | undefined>();
+    const transport = {
+      ...base.transport,
+      getCursor: (chunk: Chunk) => cursorOf.get(chunk),
+      open(request: { prompt: string }, signal: AbortSignal) {
+        const chunks = base.transport.open(request, signal);
+        return (async function* () {
+          const cursors = ['', '2', undefined, '4'];
+          for await (const chunk of chunks) {
+            cursorOf.set(chunk, cursors.shift());
+            yield chunk;
+          }
+        })();
+      },
+    };
+    const { result, cursors } = await run({ ...base, transport });
+    expect(result?.status).toBe('completed');
+    expect(cursors).toEqual(['2', '4']);
+  });
+});
