@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { memo, Profiler, StrictMode } from 'react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AnyActorRef } from 'xstate';
 import type { AgentMessageState } from '../machines/agentState';
 import { AgentProtocolError } from '../protocol/errors';
@@ -366,7 +366,35 @@ describe('useXChat wires agentActions', () => {
   });
 });
 
+/**
+ * Sends a prompt and runs the clock until the run has ended, a frame (16 ms) at a time, on fake
+ * timers (real again after the test): the tokens' 1 ms pauses, the animation frames and `throttleMs` all keep their ratio
+ * whatever the machine's load, so the commits counted are the batching's, not the scheduler's.
+ * Returns the clock's time the run took.
+ */
+async function streamOnFakeClock(latest: Probe, prompt = 'Stream'): Promise<number> {
+  vi.useFakeTimers({
+    toFake: ['setTimeout', 'clearTimeout', 'requestAnimationFrame', 'cancelAnimationFrame', 'Date', 'performance'],
+  });
+  const started = Date.now();
+  let ended = false;
+  act(() => {
+    void latest.current!.onRequest({ prompt }).finally(() => {
+      ended = true;
+    });
+  });
+  for (let frames = 0; !ended || latest.current?.isRequesting !== false; frames += 1) {
+    if (frames > 10_000) throw new Error('the run did not end within 160 s of the fake clock');
+    await act(() => vi.advanceTimersByTimeAsync(16));
+  }
+  return Date.now() - started;
+}
+
 describe('useXChat batches renders', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('commits far fewer times than tokens arrive while streaming 500 tokens', async () => {
     const count = 500;
     const provider = scripted({ steps: [{ type: 'text', deltas: tokens(count) }], delayMs: 1 });
@@ -378,10 +406,9 @@ describe('useXChat batches renders', () => {
       </Profiler>,
     );
     const before = commits;
-    await act(() => latest.current!.onRequest({ prompt: 'Stream' }));
-    await waitFor(() => expect(latest.current?.isRequesting).toBe(false));
+    const elapsed = await streamOnFakeClock(latest);
     const streamed = commits - before;
-    console.info(`500 tokens (delayMs 1): ${streamed} commits`);
+    console.info(`500 tokens (delayMs 1): ${streamed} commits in ${elapsed} ms`);
     expect(latest.current?.messages[1]?.message.content).toBe(tokens(count).join(''));
     expect(streamed).toBeLessThanOrEqual(count / 5);
   });
@@ -397,12 +424,9 @@ describe('useXChat batches renders', () => {
       </Profiler>,
     );
     const before = commits;
-    const started = performance.now();
-    await act(() => latest.current!.onRequest({ prompt: 'Stream' }));
-    await waitFor(() => expect(latest.current?.isRequesting).toBe(false));
-    const elapsed = performance.now() - started;
+    const elapsed = await streamOnFakeClock(latest);
     const streamed = commits - before;
-    console.info(`200 tokens (delayMs 1, throttleMs 100): ${streamed} commits in ${elapsed.toFixed(0)} ms`);
+    console.info(`200 tokens (delayMs 1, throttleMs 100): ${streamed} commits in ${elapsed} ms`);
     expect(latest.current?.messages[1]?.message.content).toBe(tokens(count).join(''));
     expect(streamed).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 2);
   });
@@ -442,8 +466,7 @@ describe('useXChat batches renders', () => {
     const seen: SeenCards = { tool: [], approval: [] };
     const latest: Probe = { current: undefined, renders: 0 };
     render(<CardsApp provider={provider} probe={latest} seen={seen} />);
-    await act(() => latest.current!.onRequest({ prompt: 'Book' }));
-    await waitFor(() => expect(latest.current?.isRequesting).toBe(false));
+    await streamOnFakeClock(latest, 'Book');
     expect(seen.tool.at(-1)).toBe('completed');
     // One render per approval record: none, waiting or not, approved; never one per streamed token.
     expect(seen.approval.length).toBeLessThanOrEqual(4);
