@@ -3,8 +3,11 @@
 // `reauthorizeMs`, and ends the stream with `event: forbidden` when it refuses.
 import { get, type IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createAgentStore } from '../machines/createAgentStore';
+import { followAgentSession } from '../providers/agent-event/followAgentSession';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import { type AgentHostAccess, createAgentHost } from '../server/createAgentHost';
+import { AgentTransportError } from '../transports/AgentTransportError';
 import { type ReadFrame, readFrames, serveHost } from './support/hostClient';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -118,5 +121,39 @@ describe('an open event stream', () => {
     expect(access.reads).toBe(3);
     await ended;
     expect(body).toContain('event: forbidden\n');
+  });
+
+  it("ends followAgentSession with the host's 403 when a new run is refused, without reconnecting", async () => {
+    const { host, served, access } = await start();
+    const store = createAgentStore();
+    const controller = new AbortController();
+    cleanups.push(async () => controller.abort());
+    const requests: string[] = [];
+    const following = followAgentSession({
+      baseURL: served.url,
+      sessionId: 's4',
+      store,
+      signal: controller.signal,
+      fetch: (input, init) => {
+        requests.push(new URL(String(input)).pathname);
+        return fetch(input, init);
+      },
+      onConnection: (change) => {
+        if (change.type === 'connected') {
+          access.allowed = false;
+          void host.startRun('s4', { provider: 'answer', input: { prompt: 'Hi' }, runId: 'late' });
+        }
+      },
+    });
+    const error = await following.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(AgentTransportError.isInstance(error) && [error.code, error.status]).toEqual(['http_error', 403]);
+    expect((error as Error).message).toBe(
+      `GET ${served.url}/sessions/s4/events answered 403 forbidden: Not allowed to read in this session`,
+    );
+    expect(requests).toEqual(['/sessions/s4/state', '/sessions/s4/events']);
+    expect(store.getSnapshot().runs.late).toBeUndefined();
   });
 });

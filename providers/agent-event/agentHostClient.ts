@@ -155,3 +155,15 @@ export function describeRefusal(
 export function describeHostAnswer(method: 'GET' | 'POST', target: string, status: number, text: string): string {
   return describeRefusal(target, { ok: false, status, refusal: refusalOf(status, text), bodyExcerpt: text }, method);
 }
+
+/**
+ * The error of a last `event: forbidden` frame: the host asked `authorize` again on the open
+ * stream and it refused. It is the `403` the next request would get, so nothing retries it.
+ */
+export function forbiddenFrameError(target: string, data: string): AgentTransportError {
+  const bodyExcerpt = `{"error":${data.slice(0, BODY_EXCERPT_LIMIT)}}`;
+  return new AgentTransportError('http_error', describeHostAnswer('GET', target, 403, bodyExcerpt), {
+    status: 403,
+    bodyExcerpt,
+  });
+}

@@ -56,7 +56,7 @@ async function run(provider: Provider, options: RunOptions = {}, store = createA
       input: INPUT,
       sessionId: 's1',
       runId: 'r1',
-      reconnect: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 1 },
+      reconnect: { maxAttempts: 3, initialDelay: 1, maxDelay: 1 },
       onConnection: (change) => connection.push(change),
       ...options,
       onEvent: (event, admission) => {
@@ -297,6 +297,30 @@ describe('createAgentEventProvider: refusals and invalid events', () => {
     });
     expect(state.runs.r1).toMatchObject({ status: 'failed', error: { code: 'provider_error' } });
     expect(connection.at(-1)).toBe('failed');
+  });
+
+  it('fails the run with the 403 of a last event: forbidden frame, without resuming', async () => {
+    const host = await startHost();
+    const [started] = answerRunScript(createAgentEventFactory({ sessionId: 's1', runId: 'r1' }), {
+      ...INPUT,
+      runId: 'r1',
+    });
+    host.answerNext('GET /events', {
+      type: 'raw',
+      frames: [
+        `id: c1\ndata: ${JSON.stringify(started)}\n\n`,
+        'event: forbidden\ndata: {"code":"forbidden","message":"Not allowed to read in this session"}\n\n',
+      ],
+    });
+    const { result, state } = await run(provider(host));
+
+    expect(result?.status).toBe('failed');
+    expect(AgentTransportError.isInstance(result?.error) && result.error.status).toBe(403);
+    expect((result?.error as Error).message).toBe(
+      `GET ${host.baseURL}/sessions/s1/events answered 403 forbidden: Not allowed to read in this session`,
+    );
+    expect(host.requestsOf('GET /events')).toHaveLength(1);
+    expect(state.runs.r1).toMatchObject({ status: 'failed', error: { code: 'http_error' } });
   });
 
   it('fails the run with a typed error when a frame is JSON but not a valid AgentEvent', async () => {

@@ -3,7 +3,7 @@ import type { AgentTransport } from '../../transports/AgentTransport';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 import type { AgentRunContinuation } from '../AgentProvider';
-import { type AgentHostClient, describeRefusal } from './agentHostClient';
+import { type AgentHostClient, describeRefusal, forbiddenFrameError } from './agentHostClient';
 import type { AgentHostToolResult } from './clientToolResults';
 
 /** The body of `POST /sessions/:sessionId/runs`: which of the host's providers runs what, as which run. */
@@ -53,7 +53,8 @@ type RunStart = { status: 'sent' } | { status: 'accepted'; cursor: string | null
  * or 422 to a resume is `invalid_cursor`. A stream that ends before the run's terminal
  * event, or a last frame `event: dropped` (the host dropped a slow reader), fails with
  * `abnormal_close`, which the provider classifies as retryable: the runner resumes from its
- * last cursor.
+ * last cursor. A last frame `event: forbidden` (the host asked `authorize` again and it
+ * refused) is the `http_error` 403 the next request would get, not retried.
  *
  * `open` again for the same request (the runner retrying before any event arrived) does not
  * start the run twice: once the host accepted it, it only reads; after an earlier POST whose
@@ -114,6 +115,7 @@ export function createAgentHostTransport(
         ? events.open(undefined, signal)
         : events.resume(undefined, from.lastEventId, signal);
     for await (const chunk of frames) {
+      if (chunk.event === 'forbidden') throw forbiddenFrameError(client.url('events'), chunk.data);
       if (chunk.event === 'dropped') {
         throw new AgentTransportError(
           'abnormal_close',

@@ -9,7 +9,12 @@ import {
   reconnectPolicy,
   sleep,
 } from '../reconnect';
-import { type AgentHostHeaders, createAgentHostClient, describeHostAnswer } from './agentHostClient';
+import {
+  type AgentHostHeaders,
+  createAgentHostClient,
+  describeHostAnswer,
+  forbiddenFrameError,
+} from './agentHostClient';
 import { fetchAgentHostState } from './fetchAgentHostState';
 
 /**
@@ -205,6 +210,7 @@ export async function followAgentSession(options: FollowAgentSessionOptions): Pr
         : events.resume(undefined, cursor, signal);
     try {
       for await (const chunk of frames) {
+        if (chunk.event === 'forbidden') throw forbiddenFrameError(eventsURL, chunk.data);
         if (chunk.event === 'dropped') {
           const at = cursor === undefined ? 'before any event' : `after cursor "${cursor}"`;
           throw new AgentTransportError('abnormal_close', `The host dropped this reader (too slow) ${at}`);
