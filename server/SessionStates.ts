@@ -40,7 +40,12 @@ export class SessionStates {
 
   constructor(
     private readonly log: AgentEventLog,
-    private readonly options: { maxSessions: number; snapshotEvery: number },
+    private readonly options: {
+      maxSessions: number;
+      snapshotEvery: number;
+      /** The log lost a session's events past what this instance holds: its state started over. */
+      onLost: (sessionId: string, error: AgentHostError) => void;
+    },
   ) {}
 
   /** The session's state after everything appended so far. */
@@ -145,14 +150,39 @@ export class SessionStates {
     }
   }
 
-  /** The log no longer holds what comes after this entry's cursor: the snapshot carries the session on. */
+  /**
+   * The log no longer holds what comes after this entry's cursor. A later snapshot carries
+   * the session on. Without one, the log lost the session (its TTL passed, Redis was emptied
+   * or evicted it, or it was trimmed past its last snapshot): the session starts over from
+   * its snapshot where the log kept one, otherwise from nothing, and reads whatever the log
+   * holds for it from the oldest entry, as an instance that never saw it would. A user is
+   * never locked out of a session the log dropped; readers with cursors from before get
+   * `cursor_expired`.
+   */
   private async startFromSnapshot(sessionId: string, entry: SessionEntry): Promise<void> {
     const snapshot = await this.log.loadSnapshot(sessionId);
-    const stale = snapshot === undefined || (entry.cursor !== undefined && snapshot.cursor === entry.cursor);
-    if (stale) {
-      throw new AgentHostError('unavailable', `The event log of session "${sessionId}" was trimmed past its snapshot`);
+    if (snapshot !== undefined && snapshot.cursor !== entry.cursor) {
+      this.startFrom(entry, snapshot);
+      return;
     }
-    this.startFrom(entry, snapshot);
+    const lostAfter = entry.cursor;
+    if (snapshot !== undefined) this.startFrom(entry, snapshot);
+    else {
+      entry.store.destroy();
+      entry.store = createAgentStore();
+    }
+    // No cursor: the next read starts at the oldest entry the log holds, and `/state` says
+    // so (`cursor: null`), so a client that resets to it reads on from there.
+    entry.cursor = undefined;
+    entry.sinceSnapshot = 0;
+    const from = snapshot === undefined ? 'nothing' : `its snapshot at cursor ${JSON.stringify(snapshot.cursor)}`;
+    this.options.onLost(
+      sessionId,
+      new AgentHostError(
+        'cursor_expired',
+        `The event log no longer holds session "${sessionId}" after cursor ${JSON.stringify(lostAfter)}: it starts over from ${from}`,
+      ),
+    );
   }
 
   private startFrom(entry: SessionEntry, snapshot: AgentSessionSnapshot): void {

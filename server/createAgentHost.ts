@@ -202,6 +202,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const sessions = new SessionStates(log, {
     maxSessions: options.maxCachedSessions ?? 1000,
     snapshotEvery: options.snapshotEvery ?? 1000,
+    onLost: (sessionId, error) => onError(error, { sessionId }),
   });
   const runs = new RunningRuns({
     log,

@@ -1,9 +1,17 @@
 import * as z from 'zod/mini';
+import type { AgentValidationFailure } from '../protocol/errors';
 import { agentErrorInfoSchema } from '../protocol/eventSchemas';
+import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from '../protocol/plainJson';
+import { toValidationFailure } from '../protocol/validationFailure';
 import type { AgentRunContinuation } from '../providers/AgentProvider';
 import { AgentHostError } from './AgentHostError';
 
-const id = z.string().check(z.minLength(1), z.maxLength(256));
+/** The longest id or key a host takes (session, run, command, approval and tool call ids, idempotency keys). */
+export const MAX_ID_LENGTH = 256;
+/** The most approvals, and the most tool results, one continuation carries. */
+export const MAX_CONTINUATION_ENTRIES = 1_000;
+
+const id = z.string().check(z.minLength(1), z.maxLength(MAX_ID_LENGTH));
 
 /** The body of `POST /sessions/:sessionId/runs`. */
 export const agentHostRunRequestSchema = z.strictObject({
@@ -13,30 +21,34 @@ export const agentHostRunRequestSchema = z.strictObject({
   continuation: z.optional(
     z.strictObject({
       runId: id,
-      approvals: z.array(
-        z.strictObject({
-          approvalId: id,
-          status: z.enum(['resolved', 'cancelled']),
-          decision: z.optional(z.enum(['approved', 'rejected', 'modified'])),
-          data: z.optional(z.unknown()),
-        }),
-      ),
+      approvals: z
+        .array(
+          z.strictObject({
+            approvalId: id,
+            status: z.enum(['resolved', 'cancelled']),
+            decision: z.optional(z.enum(['approved', 'rejected', 'modified'])),
+            data: z.optional(z.unknown()),
+          }),
+        )
+        .check(z.maxLength(MAX_CONTINUATION_ENTRIES)),
       /**
        * The results of the tool calls the continued run ended waiting on, which the client
        * executed: the host settles those calls in its log before the continuing run starts,
        * so the run's history carries them.
        */
       toolResults: z.optional(
-        z.array(
-          z.strictObject({
-            toolCallId: id,
-            result: z.optional(z.unknown()),
-            error: z.optional(agentErrorInfoSchema),
-            /** When the client settled it: the host's event carries the same timestamp. */
-            timestamp: z.optional(z.number().check(z.gte(0))),
-            commandId: z.optional(id),
-          }),
-        ),
+        z
+          .array(
+            z.strictObject({
+              toolCallId: id,
+              result: z.optional(z.unknown()),
+              error: z.optional(agentErrorInfoSchema),
+              /** When the client settled it: the host's event carries the same timestamp. */
+              timestamp: z.optional(z.number().check(z.gte(0))),
+              commandId: z.optional(id),
+            }),
+          )
+          .check(z.maxLength(MAX_CONTINUATION_ENTRIES)),
       ),
     }),
   ),
@@ -110,13 +122,93 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   }
 }
 
-/** The run request in a body, or `invalid_request` naming the first thing wrong. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** The first schema issue as `path: what is wrong`, naming a missing field or an unknown one. */
+function describeIssue(issues: readonly z.core.$ZodIssue[], input: unknown): string {
+  const issue = issues[0];
+  if (issue === undefined) return 'the body: invalid';
+  const path = issue.path.map(String).join('.');
+  const where = (name: string) => (path === '' ? name : `${path}.${name}`);
+  if (issue.code === 'unrecognized_keys') {
+    return `${issue.keys.map((key) => where(key)).join(', ')}: unknown field${issue.keys.length > 1 ? 's' : ''}`;
+  }
+  if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+    return `${path === '' ? 'the body' : path}: missing (expected ${issue.expected})`;
+  }
+  if (issue.code === 'too_big' && issue.origin === 'array') {
+    return `${path}: at most ${String(issue.maximum)} entries`;
+  }
+  if (issue.code === 'too_big' && issue.origin === 'string') {
+    return `${path}: longer than ${String(issue.maximum)} characters`;
+  }
+  if (issue.code === 'too_small' && issue.origin === 'string') return `${path}: must not be empty`;
+  const reason = toValidationFailure([issue as Parameters<typeof toValidationFailure>[0][number]], input).reason;
+  return `${path === '' ? 'the body' : path}: ${reason}`;
+}
+
+/** A plain-JSON failure of `value` (found at `path`) as the protocol's checks word it, or undefined. */
+function plainJsonProblem(path: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const failure = checkPlainJson(value, { maxDepth: DEFAULT_MAX_JSON_DEPTH });
+  if (failure === undefined) return undefined;
+  return `${failure.path === '' ? path : `${path}.${failure.path}`}: ${failure.reason}`;
+}
+
+/**
+ * The arrays of a continuation longer than the bound, checked before the schema walks them:
+ * a body of a hundred thousand invalid entries costs one look, not one issue per entry.
+ */
+function tooLong(body: unknown): string | undefined {
+  const continuation = valueAt(body, ['continuation']);
+  for (const field of ['approvals', 'toolResults']) {
+    const entries = valueAt(continuation, [field]);
+    if (Array.isArray(entries) && entries.length > MAX_CONTINUATION_ENTRIES) {
+      return `continuation.${field}: at most ${MAX_CONTINUATION_ENTRIES} entries`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The run request in a body, or `invalid_request` naming the first thing wrong: a missing
+ * or unknown field, an id longer than `MAX_ID_LENGTH`, too many continuation entries, or a
+ * free-form value (`input`, an approval's `data`, a tool's `result`) that the protocol
+ * would refuse in an event (not plain JSON, or nested deeper than `DEFAULT_MAX_JSON_DEPTH`).
+ */
 export function parseRunRequest(body: unknown): AgentHostRunRequest {
+  const refuse = (problem: string) => new AgentHostError('invalid_request', `Invalid run request: ${problem}`);
+  const bound = tooLong(body);
+  if (bound !== undefined) throw refuse(bound);
   const result = agentHostRunRequestSchema.safeParse(body);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const where = issue === undefined || issue.path.length === 0 ? 'the body' : issue.path.join('.');
-  throw new AgentHostError('invalid_request', `Invalid run request: ${where}: ${issue?.message ?? 'invalid'}`);
+  if (!result.success) throw refuse(describeIssue(result.error.issues, body));
+  const request = result.data;
+  const problem =
+    plainJsonProblem('input', request.input) ??
+    request.continuation?.approvals
+      .map((approval, index) => plainJsonProblem(`continuation.approvals.${index}.data`, approval.data))
+      .find((found) => found !== undefined) ??
+    request.continuation?.toolResults
+      ?.map(
+        (entry, index) =>
+          plainJsonProblem(`continuation.toolResults.${index}.result`, entry.result) ??
+          plainJsonProblem(`continuation.toolResults.${index}.error.data`, entry.error?.data),
+      )
+      .find((found) => found !== undefined);
+  if (problem !== undefined) throw refuse(problem);
+  return request;
+}
+
+/** A protocol validation failure as a host message names it: `path: reason`, or the reason alone. */
+export function describeFailure(failure: AgentValidationFailure): string {
+  return failure.path === '' ? failure.reason : `${failure.path}: ${failure.reason}`;
 }
 
 /** The run request's continuation as the runner takes it: fields not given are left out, not `undefined`. */

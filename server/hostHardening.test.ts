@@ -1,0 +1,258 @@
+// What a client (or the log losing a session) must never do to a host: poison a session with
+// a value the protocol refuses, lock a user out of a session the log dropped, or make the
+// host hold what it should refuse. Each case runs on both event logs; the Redis ones start
+// their own redis-server.
+import { createClient } from 'redis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
+import type { LocalAgentScript } from '../providers/local/localAgentChunks';
+import { postJson, readEvents, type ServedHost, serveHost } from '../tests/support/hostClient';
+import { describeWithRedis, startRedisServer, type TestRedisServer } from '../tests/support/redisServer';
+import type { AgentEventLog } from './AgentEventLog';
+import { type AgentHost, type AgentHostOptions, createAgentHost } from './createAgentHost';
+import { createMemoryEventLog } from './createMemoryEventLog';
+import { createRedisEventLog } from './redis/createRedisEventLog';
+
+const answer: LocalAgentScript = { steps: [{ type: 'text', deltas: ['The ', 'log ', 'is ', 'clean.'] }] };
+const isTerminal = (frames: { data: string }[]) =>
+  frames.some((frame) => /"type":"run\.(completed|failed|cancelled)"/.test(frame.data));
+
+/** A value nested `depth` levels: `{ a: { a: ... } }`. */
+function nested(depth: number): unknown {
+  let value: unknown = 'bottom';
+  for (let level = 0; level < depth; level += 1) value = { a: value };
+  return value;
+}
+
+/** Waits until the host saved the session's snapshot at `cursor` (it does once a run ended and its events are in the log). */
+async function snapshotSaved(log: AgentEventLog, sessionId: string, cursor: string | undefined): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while ((await log.loadSnapshot(sessionId))?.cursor !== cursor) {
+    if (Date.now() > deadline) throw new Error(`no snapshot of ${sessionId} saved at ${cursor}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** One event log under test, and what a test may do to it from outside the host. */
+interface LogUnderTest {
+  log: AgentEventLog;
+  /** Makes the log lose every session, as an expired TTL, an emptied Redis or FLUSHDB would. */
+  loseEverything(): Promise<void>;
+}
+
+function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
+  describe(`${name} log`, () => {
+    const cleanups: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    async function start(options: Partial<AgentHostOptions> = {}) {
+      const under = await open();
+      const errors: Array<{ error: unknown; sessionId: string }> = [];
+      const host: AgentHost = createAgentHost({
+        providers: {
+          answer: createLocalAgentProvider({ script: answer }),
+          tool: createLocalAgentProvider({
+            script: (_input, turn) =>
+              turn.continuation === undefined
+                ? { steps: [{ type: 'tool', name: 'lookup', argumentDeltas: ['{}'] }] }
+                : { steps: [{ type: 'text', deltas: ['Done.'] }] },
+          }),
+        },
+        eventLog: under.log,
+        heartbeatMs: 200,
+        onError: (error, { sessionId }) => errors.push({ error, sessionId }),
+        ...options,
+      });
+      const served: ServedHost = await serveHost(host.fetch);
+      cleanups.push(async () => {
+        await served.close();
+        await host.close();
+        await under.log.close();
+      });
+      return { host, under, errors, base: (sessionId: string) => `${served.url}/sessions/${sessionId}` };
+    }
+
+    describe('a continuation cannot poison a session', () => {
+      it('refuses a tool result nested deeper than events may be, with 400 and its path, before anything is appended', async () => {
+        const { host, under, base, errors } = await start();
+        await host.startRun('p1', { provider: 'tool', input: {}, runId: 'waiting' });
+        await readEvents(`${base('p1')}/events?runId=waiting`, { stop: isTerminal });
+        const before = await under.log.lastCursor('p1');
+
+        const poisoned = await postJson(`${base('p1')}/runs`, {
+          provider: 'tool',
+          input: {},
+          continuation: {
+            runId: 'waiting',
+            approvals: [],
+            toolResults: [{ toolCallId: 'tool-0', result: nested(150) }],
+          },
+        });
+        expect(poisoned.status).toBe(400);
+        expect(poisoned.body.error).toEqual({
+          code: 'invalid_request',
+          message: expect.stringMatching(
+            /^Invalid run request: continuation\.toolResults\.0\.result\.(a\.){99}a: nested deeper than 100 levels$/,
+          ),
+        });
+        expect(await under.log.lastCursor('p1')).toBe(before);
+
+        // The session is whole: its state reads, and a valid continuation goes on.
+        const state = await fetch(`${base('p1')}/state`);
+        expect(state.status).toBe(200);
+        expect((await state.json()).state.runs.waiting.pendingToolCallIds).toEqual(['tool-0']);
+        const valid = await postJson(`${base('p1')}/runs`, {
+          provider: 'tool',
+          input: {},
+          runId: 'next',
+          continuation: {
+            runId: 'waiting',
+            approvals: [],
+            toolResults: [{ toolCallId: 'tool-0', result: nested(99) }],
+          },
+        });
+        expect(valid.status).toBe(202);
+        const next = await readEvents(`${base('p1')}/events?runId=next`, { stop: isTerminal });
+        expect(next.events.at(-1)?.type).toBe('run.completed');
+        const all = await readEvents(`${base('p1')}/events`, { stop: (frames) => frames.length >= 3 });
+        expect(all.status).toBe(200);
+        expect(errors).toEqual([]);
+      });
+
+      it('refuses an input or approval data the protocol would refuse, naming where', async () => {
+        const { host, under, base } = await start();
+        await host.startRun('p2', { provider: 'tool', input: {}, runId: 'waiting' });
+        await readEvents(`${base('p2')}/events?runId=waiting`, { stop: isTerminal });
+        const before = await under.log.lastCursor('p2');
+        const deepInput = await postJson(`${base('p2')}/runs`, { provider: 'answer', input: { prompt: nested(120) } });
+        expect([deepInput.status, (deepInput.body.error as { message: string }).message]).toEqual([
+          400,
+          expect.stringMatching(/^Invalid run request: input\.prompt(\.a)+: nested deeper than 100 levels$/),
+        ]);
+        const deepData = await postJson(`${base('p2')}/runs`, {
+          provider: 'tool',
+          input: {},
+          continuation: {
+            runId: 'waiting',
+            approvals: [{ approvalId: 'a1', status: 'resolved', decision: 'approved', data: nested(101) }],
+          },
+        });
+        expect([deepData.status, (deepData.body.error as { message: string }).message]).toEqual([
+          400,
+          expect.stringMatching(
+            /^Invalid run request: continuation\.approvals\.0\.data(\.a)+: nested deeper than 100 levels$/,
+          ),
+        ]);
+        expect(await under.log.lastCursor('p2')).toBe(before);
+        await expect(host.startRun('p2', { provider: 'answer', input: nested(101) })).rejects.toMatchObject({
+          code: 'invalid_request',
+        });
+        expect(await under.log.lastCursor('p2')).toBe(before);
+      });
+    });
+
+    describe('a session the log no longer holds', () => {
+      it('starts over from nothing: state, runs and events answer; a cursor from before is 410; onError hears of it', async () => {
+        const { host, under, base, errors } = await start();
+        await host.startRun('x1', { provider: 'answer', input: {}, runId: 'r1' });
+        const first = await readEvents(`${base('x1')}/events?runId=r1`, { stop: isTerminal });
+        const oldCursor = first.frames.at(-1)?.id as string;
+        expect((await host.getState('x1')).state.runs.r1?.status).toBe('completed');
+        await snapshotSaved(under.log, 'x1', oldCursor);
+
+        await under.loseEverything();
+
+        const state = await fetch(`${base('x1')}/state`);
+        expect(state.status).toBe(200);
+        const body = await state.json();
+        expect([body.state.runs, body.cursor]).toEqual([{}, null]);
+        expect(errors.map(({ error, sessionId }) => [sessionId, (error as { code?: string }).code])).toEqual([
+          ['x1', 'cursor_expired'],
+        ]);
+
+        const expired = await fetch(`${base('x1')}/events`, { headers: { 'last-event-id': oldCursor } });
+        expect([expired.status, (await expired.json()).error.code]).toEqual([410, 'cursor_expired']);
+
+        const again = await postJson(`${base('x1')}/runs`, { provider: 'answer', input: {}, runId: 'r2' });
+        expect(again.status).toBe(202);
+        const second = await readEvents(`${base('x1')}/events?runId=r2`, { stop: isTerminal });
+        expect(second.events.at(-1)?.type).toBe('run.completed');
+        const after = (await host.getState('x1')).state;
+        expect(Object.keys(after.runs)).toEqual(['r2']);
+        expect([after.runs.r2?.status, after.issues]).toEqual(['completed', []]);
+        expect(errors).toHaveLength(1);
+      });
+    });
+  });
+}
+
+let clock = 1_000_000;
+describeHardening('memory', async () => {
+  const ttlMs = 60_000;
+  const log = createMemoryEventLog({ sessionTtlMs: ttlMs, now: () => clock });
+  return {
+    log,
+    loseEverything: async () => {
+      clock += ttlMs + 1;
+    },
+  };
+});
+
+describeWithRedis('redis-server', () => {
+  let redis: TestRedisServer;
+  let admin: ReturnType<typeof createClient>;
+  let prefixes = 0;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    admin = createClient({ url: redis.url });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.quit();
+    await redis?.stop();
+  });
+  describeHardening('redis', async () => ({
+    log: createRedisEventLog({ url: redis.url, keyPrefix: `hardening${++prefixes}:` }),
+    loseEverything: async () => {
+      await admin.flushDb();
+    },
+  }));
+
+  it('starts a session whose events Redis lost over from its snapshot, where Redis kept that', async () => {
+    const keyPrefix = `hardening${++prefixes}:`;
+    const log = createRedisEventLog({ url: redis.url, keyPrefix });
+    const errors: unknown[] = [];
+    const host = createAgentHost({
+      providers: { answer: createLocalAgentProvider({ script: answer }) },
+      eventLog: log,
+      onError: (error) => errors.push(error),
+    });
+    const served = await serveHost(host.fetch);
+    try {
+      const base = `${served.url}/sessions/kept`;
+      await host.startRun('kept', { provider: 'answer', input: {}, runId: 'r1' });
+      const first = await readEvents(`${base}/events?runId=r1`, { stop: isTerminal });
+      await snapshotSaved(log, 'kept', first.frames.at(-1)?.id);
+      // Redis evicts the stream, not the snapshot beside it.
+      expect(await admin.del(`${keyPrefix}{kept}:events`)).toBe(1);
+
+      const state = await (await fetch(`${base}/state`)).json();
+      expect([state.state.runs.r1.status, state.cursor]).toEqual(['completed', null]);
+      expect(errors.map((error) => (error as { code?: string }).code)).toEqual(['cursor_expired']);
+      const stale = await fetch(`${base}/events`, { headers: { 'last-event-id': first.frames.at(-1)?.id as string } });
+      expect([stale.status, (await stale.json()).error.code]).toEqual([410, 'cursor_expired']);
+
+      expect((await postJson(`${base}/runs`, { provider: 'answer', input: {}, runId: 'r2' })).status).toBe(202);
+      await readEvents(`${base}/events?runId=r2`, { stop: isTerminal });
+      const after = (await host.getState('kept')).state;
+      expect([after.runs.r1?.status, after.runs.r2?.status, after.issues]).toEqual(['completed', 'completed', []]);
+      expect(errors).toHaveLength(1);
+    } finally {
+      await served.close();
+      await host.close();
+      await log.close();
+    }
+  });
+});
