@@ -252,7 +252,9 @@ describe('createAgentEventProvider: broken streams', () => {
 
     expect(result?.status).toBe('completed');
     expect(events).toHaveLength(9);
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // Resumed on the 150 ms timeout, not the 60 s default: half of that default is a bound no
+    // machine's load reaches, where a few hundred ms would be.
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it.each([
