@@ -1,17 +1,18 @@
 /**
  * How `runAgentProvider` reconnects a stream that broke with an error the provider
  * classifies as retryable. Each attempt waits a random time between 0 and
- * `min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1))` ("full jitter"), so clients
+ * `min(maxDelay, initialDelay * 2 ** (attempt - 1))` ("full jitter"), so clients
  * dropped together do not come back together. The count starts over once a connection
  * delivers a chunk: the budget bounds consecutive failures, not a long run's breaks.
+ * The names are the seed's (seed 003 §11.1); times are in milliseconds.
  */
 export interface AgentReconnectOptions {
   /** Reconnect attempts after a break, before the run fails. Default 3. */
   maxAttempts?: number;
   /** The bound of the first wait, doubled at each attempt. Default 500 ms. */
-  initialDelayMs?: number;
+  initialDelay?: number;
   /** The largest bound of a wait. Default 5000 ms. */
-  maxDelayMs?: number;
+  maxDelay?: number;
 }
 
 /**
@@ -38,8 +39,8 @@ export type AgentConnectionChange =
 
 export const DEFAULT_RECONNECT: Required<AgentReconnectOptions> = {
   maxAttempts: 3,
-  initialDelayMs: 500,
-  maxDelayMs: 5000,
+  initialDelay: 500,
+  maxDelay: 5000,
 };
 
 /** The options with their defaults, or undefined when reconnecting is off. */
@@ -49,8 +50,8 @@ export function reconnectPolicy(
   if (options === false) return undefined;
   return {
     maxAttempts: options?.maxAttempts ?? DEFAULT_RECONNECT.maxAttempts,
-    initialDelayMs: options?.initialDelayMs ?? DEFAULT_RECONNECT.initialDelayMs,
-    maxDelayMs: options?.maxDelayMs ?? DEFAULT_RECONNECT.maxDelayMs,
+    initialDelay: options?.initialDelay ?? DEFAULT_RECONNECT.initialDelay,
+    maxDelay: options?.maxDelay ?? DEFAULT_RECONNECT.maxDelay,
   };
 }
 
@@ -58,10 +59,10 @@ export function reconnectPolicy(
  * The wait before reconnect attempt `attempt` (from 1): full jitter under an exponential bound.
  *
  * @example
- * backoffDelay(3, { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 5000 }, () => 0.5); // 1000
+ * backoffDelay(3, { maxAttempts: 3, initialDelay: 500, maxDelay: 5000 }, () => 0.5); // 1000
  */
 export function backoffDelay(attempt: number, policy: Required<AgentReconnectOptions>, random: () => number): number {
-  const bound = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
+  const bound = Math.min(policy.maxDelay, policy.initialDelay * 2 ** (attempt - 1));
   return Math.floor(Math.max(0, Math.min(1, random())) * bound);
 }
 

@@ -45,7 +45,7 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   continuation?: AgentRunContinuation;
   /**
    * Reconnecting a stream that broke with an error the provider's `classifyError` calls
-   * retryable. Default `{ maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 5000 }`;
+   * retryable. Default `{ maxAttempts: 3, initialDelay: 500, maxDelay: 5000 }`;
    * `false` turns it off. See `AgentReconnectOptions` for the backoff.
    */
   reconnect?: false | AgentReconnectOptions;

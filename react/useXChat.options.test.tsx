@@ -241,7 +241,7 @@ describe('useXChat passes reconnect to the conversation', () => {
 
   it('with options, follows them: one attempt is spent by a resume that drops again', async () => {
     const { provider, calls } = droppingProvider(twoDrops);
-    const chat = renderChat({ provider, reconnect: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 } });
+    const chat = renderChat({ provider, reconnect: { maxAttempts: 1, initialDelay: 1, maxDelay: 1 } });
     expect((await requestSettled(chat, { prompt: 'Hi' })).status).toBe('failed');
     expect(calls).toEqual(['open', 'resume 1']);
     await waitFor(() => expect(chat.chat.connectionState).toBe('failed'));

@@ -68,7 +68,7 @@ function follow(
     sessionId,
     store,
     signal: controller.signal,
-    reconnect: { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 50 },
+    reconnect: { maxAttempts: 3, initialDelay: 20, maxDelay: 50 },
     onConnection: (change) => changes.push(change),
     onCursor: (cursor) => cursors.push(cursor),
     ...options,

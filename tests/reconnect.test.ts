@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent } from '../protocol/eventSchemas';
-import { type AgentConnectionChange, backoffDelay, DEFAULT_RECONNECT } from '../providers/reconnect';
+import { type AgentConnectionChange, backoffDelay, DEFAULT_RECONNECT, reconnectPolicy } from '../providers/reconnect';
 import {
   answerRun,
   eventLogProvider,
@@ -108,7 +108,7 @@ describe('reconnecting after a retryable error', () => {
     const jitter = [0.99, 0.5, 0.999];
     const waits: number[] = [];
     const outcome = await runLog(provider, {
-      reconnect: { maxAttempts: 3, initialDelayMs: 8, maxDelayMs: 20 },
+      reconnect: { maxAttempts: 3, initialDelay: 8, maxDelay: 20 },
       random: () => jitter[waits.length] ?? 0,
       sleep: async (ms) => {
         waits.push(ms);
@@ -148,7 +148,7 @@ describe('reconnecting after a retryable error', () => {
       (response) => serveFrames(response, slice(4, 6), 'drop'),
       (response) => serveFrames(response, slice(7, 10), 'end'),
     );
-    const outcome = await runLog(eventLogProvider(log.url), { reconnect: { maxAttempts: 1, initialDelayMs: 5 } });
+    const outcome = await runLog(eventLogProvider(log.url), { reconnect: { maxAttempts: 1, initialDelay: 5 } });
     expect(outcome.result?.status).toBe('completed');
     expect(outcome.events).toEqual(run);
     expect(log.requests.map((request) => request.headers['last-event-id'])).toEqual([undefined, '3', '6']);
@@ -156,7 +156,7 @@ describe('reconnecting after a retryable error', () => {
 
   it('waits with full jitter under an exponential bound', () => {
     for (let attempt = 1; attempt <= 8; attempt += 1) {
-      const bound = Math.min(DEFAULT_RECONNECT.maxDelayMs, DEFAULT_RECONNECT.initialDelayMs * 2 ** (attempt - 1));
+      const bound = Math.min(DEFAULT_RECONNECT.maxDelay, DEFAULT_RECONNECT.initialDelay * 2 ** (attempt - 1));
       for (const random of [0, 0.25, 0.5, 0.999999]) {
         const delay = backoffDelay(attempt, DEFAULT_RECONNECT, () => random);
         expect(Number.isInteger(delay)).toBe(true);
@@ -166,6 +166,16 @@ describe('reconnecting after a retryable error', () => {
     }
     expect(backoffDelay(1, DEFAULT_RECONNECT, () => 0.5)).toBe(250);
     expect(backoffDelay(8, DEFAULT_RECONNECT, () => 0.5)).toBe(2500);
+  });
+
+  it("takes the seed's option names, in milliseconds: maxAttempts, initialDelay, maxDelay (seed 003 §11.1)", () => {
+    expect(DEFAULT_RECONNECT).toEqual({ maxAttempts: 3, initialDelay: 500, maxDelay: 5000 });
+    const policy = reconnectPolicy({ initialDelay: 100, maxDelay: 300 });
+    expect(policy).toEqual({ maxAttempts: 3, initialDelay: 100, maxDelay: 300 });
+    expect([1, 2, 3, 4].map((attempt) => backoffDelay(attempt, policy ?? DEFAULT_RECONNECT, () => 0.5))).toEqual([
+      50, 100, 150, 150,
+    ]);
+    expect(reconnectPolicy(false)).toBeUndefined();
   });
 });
 
@@ -185,7 +195,7 @@ describe('never reconnecting', () => {
     const started = Date.now();
     const outcome = await runLog(eventLogProvider(log.url), {
       signal: controller.signal,
-      reconnect: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
+      reconnect: { initialDelay: 60_000, maxDelay: 60_000 },
       random: () => 0.99,
       onConnection: (change) => {
         if (change.type === 'reconnecting') setTimeout(() => controller.abort(), 10);

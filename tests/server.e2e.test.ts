@@ -125,7 +125,7 @@ describe('upstream -> host -> createAgentEventProvider -> runtime', () => {
       input: { provider: 'slow', input: { prompt: 'Count' } },
       sessionId,
       runId: 'r-drop',
-      reconnect: { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 50 },
+      reconnect: { maxAttempts: 3, initialDelay: 20, maxDelay: 50 },
       onConnection: (change) => connection.push(change.type),
       onEvent: (event, admission) => {
         received.push(event);

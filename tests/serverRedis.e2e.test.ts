@@ -65,7 +65,7 @@ describeWithRedis('two host instances on one Redis', () => {
       input: { provider: 'slow', input: { prompt: 'Count' } },
       sessionId,
       runId: 'r-follow',
-      reconnect: { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 50 },
+      reconnect: { maxAttempts: 3, initialDelay: 20, maxDelay: 50 },
       onConnection: (change) => connection.push(change.type),
       onEvent: (event, admission) => {
         received.push(event);

@@ -95,7 +95,7 @@ async function followScript(answers: Answer[], options: Partial<FollowAgentSessi
       fetch,
       store,
       signal: controller.signal,
-      reconnect: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 1 },
+      reconnect: { maxAttempts: 3, initialDelay: 1, maxDelay: 1 },
       idleTimeoutMs: 50,
       onConnection: (change) => changes.push(change),
       onCursor: (cursor) => cursors.push(cursor),
@@ -191,7 +191,7 @@ describe('followAgentSession', () => {
         unavailable,
         { frames: [frameOf(events[1] as AgentEvent, 2)], ending: 'stall' },
       ],
-      { after: '0', reconnect: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 } },
+      { after: '0', reconnect: { maxAttempts: 2, initialDelay: 1, maxDelay: 1 } },
     );
     expect(result.error).toBeUndefined();
     expect(result.cursors).toEqual(['1', '2']);
@@ -204,7 +204,7 @@ describe('followAgentSession', () => {
     const unavailable = { status: 503, body: { error: { code: 'unavailable', message: 'Restarting' } } };
     const result = await followScript([unavailable, unavailable, unavailable], {
       after: '4',
-      reconnect: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 },
+      reconnect: { maxAttempts: 2, initialDelay: 1, maxDelay: 1 },
     });
     expect(result.error).toBeInstanceOf(AgentTransportError);
     expect(result.error).toMatchObject({

@@ -323,7 +323,7 @@ describe('AG-UI provider: extensions, activities, usage, bad ids', () => {
     try {
       const busyProvider = createAgUIAgentProvider({ url: busy.url });
       const { state, events } = await runAgentProviderFixture(busyProvider, input('cancelled.sse'), {
-        reconnect: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 2 },
+        reconnect: { maxAttempts: 2, initialDelay: 1, maxDelay: 2 },
       });
       expect(busy.requests).toHaveLength(3);
       expect(events.filter((event) => event.type === 'run.failed')).toHaveLength(1);

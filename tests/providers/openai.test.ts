@@ -176,7 +176,7 @@ describe('OpenAI-compatible provider mapping (over SSE from a loopback server)',
     try {
       const limitedProvider = createOpenAICompatibleAgentProvider({ baseURL: limited.url, model: 'm' });
       const { state, events } = await runAgentProviderFixture(limitedProvider, input('text.sse'), {
-        reconnect: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 2 },
+        reconnect: { maxAttempts: 2, initialDelay: 1, maxDelay: 2 },
       });
       // Retryable: the request was sent again twice before the run failed, once.
       expect(limited.requests).toHaveLength(3);

@@ -29,7 +29,7 @@ import { until } from './until';
 export const SESSION_ID = 's1';
 /** Short, yet far above a loaded machine's pauses between the frames of one connection. */
 export const IDLE_TIMEOUT_MS = 200;
-export const RECONNECT = { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 5 } as const;
+export const RECONNECT = { maxAttempts: 2, initialDelay: 1, maxDelay: 5 } as const;
 /** The events of the run the server streams (`answerRun`). */
 export const RUN_LENGTH = 10;
 /**

@@ -19,7 +19,7 @@ type Extra = Partial<Omit<RunAgentProviderOptions<unknown, unknown, unknown, unk
 
 /**
  * Runs `provider` as run r1 of session s1 into a strict store, with short backoff waits
- * (`initialDelayMs: 5`, jitter 0.5), recording events, cursors and connection changes;
+ * (`initialDelay: 5`, jitter 0.5), recording events, cursors and connection changes;
  * the call's rejection is returned, not thrown.
  */
 export async function runLog(
@@ -38,7 +38,7 @@ export async function runLog(
       input: { prompt: 'Summarize the log' },
       sessionId: 's1',
       runId: 'r1',
-      reconnect: { initialDelayMs: 5 },
+      reconnect: { initialDelay: 5 },
       random: () => 0.5,
       ...extra,
       onEvent: (event, admission) => {
