@@ -7,6 +7,7 @@ export type AgentTransportErrorCode =
   | 'network_error'
   | 'aborted'
   | 'frame_too_large'
+  | 'response_too_large'
   | 'invalid_frame'
   | 'abnormal_close'
   | 'missing_websocket'
@@ -28,7 +29,8 @@ export interface AgentTransportErrorDetails {
 
 /**
  * A transport could not deliver the stream; `code` says how, the details say with what.
- * `timeout`: nothing arrived for the transport's `idleTimeoutMs`. `invalid_cursor`: the
+ * `timeout`: nothing arrived for the transport's `idleTimeoutMs`. `response_too_large`: an
+ * answer was longer than the reader's bound (read as it arrived, and stopped there). `invalid_cursor`: the
  * server refused the cursor a `resume` asked for (it expired, or it never knew it).
  *
  * The message names the address and is shown and logged: credentials in it (URL userinfo,

@@ -10,7 +10,12 @@ export interface AgentHostClientOptions {
   headers?: AgentHostHeaders | undefined;
   fetch?: typeof fetch | undefined;
   idleTimeoutMs?: number | undefined;
+  /** Largest JSON answer read (`/runs`, `/commands`, `/state`), in bytes once decoded. Default 16 MiB. */
+  maxResponseBytes?: number | undefined;
 }
+
+/** The default bound of a JSON answer: a long session's `/state` fits, an inflating bomb does not. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** The host's refusal, `{ error: { code, message } }`; `code` is `http_<status>` when the body was not one. */
 export interface AgentHostRefusal {
@@ -32,9 +37,10 @@ export interface AgentHostClient {
   readonly fetch: typeof fetch;
   readonly idleTimeoutMs: number | undefined;
   /**
-   * POSTs `body` as JSON and reads the JSON answer. A network failure, an abort and
-   * `idleTimeoutMs` without the whole answer reject with an `AgentTransportError`
-   * (`network_error`, `aborted`, `timeout`); an answer of any status resolves.
+   * POSTs `body` as JSON and reads the JSON answer. A network failure, an abort,
+   * `idleTimeoutMs` without the whole answer and an answer longer than `maxResponseBytes`
+   * reject with an `AgentTransportError` (`network_error`, `aborted`, `timeout`,
+   * `response_too_large`); an answer of any status resolves.
    */
   postJSON(path: 'runs' | 'commands', body: unknown, signal: AbortSignal): Promise<AgentHostAnswer>;
   /** GETs a JSON answer, as `postJSON` does. */
@@ -55,6 +61,30 @@ function refusalOf(status: number, text: string): AgentHostRefusal {
   return { code: `http_${status}`, message: text.slice(0, 200) };
 }
 
+/** The body as text, read as it arrives and stopped past `maxBytes` (counted after the content encoding is undone). */
+async function readBoundedText(response: Response, maxBytes: number, describe: () => string): Promise<string> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (bytes > maxBytes) {
+        throw new AgentTransportError('response_too_large', `${describe()} answered more than ${maxBytes} bytes`);
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch (error) {
+    reader.cancel().catch(() => {});
+    throw error;
+  }
+  return text + decoder.decode();
+}
+
 function parseOrText(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -70,6 +100,7 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
   // Bound to globalThis: a bare `fetch` reference called as a method throws "Illegal invocation" in browsers.
   const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   const idleTimeoutMs = idleTimeoutOf(options.idleTimeoutMs);
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 
   const url: AgentHostClient['url'] = (path, query = {}) => {
     const search = new URLSearchParams();
@@ -107,7 +138,7 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
         ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
         signal: controller.signal,
       });
-      const text = await response.text();
+      const text = await readBoundedText(response, maxResponseBytes, () => `${method} ${target}`);
       // A 2xx body that is not JSON stays text: the caller's schema refuses it, naming it.
       if (response.ok) return { ok: true, status: response.status, body: parseOrText(text) };
       return {
@@ -117,6 +148,7 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
         bodyExcerpt: text.slice(0, BODY_EXCERPT_LIMIT),
       };
     } catch (error) {
+      if (AgentTransportError.isInstance(error) && error.code === 'response_too_large') throw error;
       if (timedOut) {
         throw new AgentTransportError('timeout', `${method} ${target} answered nothing for ${idleTimeoutMs} ms`);
       }

@@ -43,6 +43,11 @@ export interface AgentEventProviderOptions {
   /** Largest event frame, in characters; see `createSSETransport`. Default 10 MiB. */
   maxFrameSize?: number;
   /**
+   * Largest answer to `POST /runs` and `POST /commands`, in bytes once decoded: read as it
+   * arrives and refused past it (`AgentTransportError` `response_too_large`). Default 16 MiB.
+   */
+  maxResponseBytes?: number;
+  /**
    * What aborting a run (`abort()`, Stop, unmounting `useXChat`) does on the host. `true`
    * (default): the host is asked to cancel it too (`run.cancel`, once, best effort), so both
    * sides end it `cancelled`. `false`: the client stops following and ends the run

@@ -46,6 +46,13 @@ export interface FollowAgentSessionOptions {
   reconnect?: AgentReconnectOptions;
   /** How long the host may stay silent (it sends a heartbeat); then it reconnects. Default 60 000 ms; `0` turns it off. */
   idleTimeoutMs?: number;
+  /**
+   * Largest answer to `GET /state`, in bytes once decoded: read as it arrives and refused past
+   * it (`AgentTransportError` `response_too_large`, which ends the follower). Default 16 MiB.
+   */
+  maxResponseBytes?: number;
+  /** Largest event frame, in characters; see `createSSETransport`. Default 10 MiB. */
+  maxFrameSize?: number;
   onConnection?: (change: AgentSessionFollowChange) => void;
   /** The cursor of each event applied: keep the last one to follow `after` it later. */
   onCursor?: (cursor: string) => void;
@@ -183,6 +190,7 @@ export async function followAgentSession(options: FollowAgentSessionOptions): Pr
     },
     ...(client.headers === undefined ? {} : { headers: client.headers }),
     ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
+    ...(options.maxFrameSize === undefined ? {} : { maxFrameSize: options.maxFrameSize }),
   });
 
   const consume = <T>(call: () => T): T => {
