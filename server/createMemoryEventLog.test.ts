@@ -5,16 +5,16 @@ import { describeAgentEventLogContract } from '../tests/support/eventLogContract
 import { runEvents } from '../tests/support/events';
 import type { AgentEventLog, AgentHostSignal } from './AgentEventLog';
 import { AgentEventLogError } from './AgentEventLogError';
-import { createMemoryEventLog } from './createMemoryEventLog';
+import { createMemoryEventLog, type MemoryEventLog } from './createMemoryEventLog';
 
 describeAgentEventLogContract(
   'memory',
   async () => {
-    const log = createMemoryEventLog({ maxEntriesPerSession: 20 });
+    const log = createMemoryEventLog({ maxEntriesPerSession: 20, maxBytesPerSession: 40_000 });
     // One process shares one memory log: a second host instance would get this same object.
     return { log, peer: async () => log, cleanup: () => log.close() };
   },
-  { maxEntriesPerSession: 20 },
+  { maxEntriesPerSession: 20, maxBytesPerSession: 40_000 },
 );
 
 /** `count` message deltas of one run; the sequence of each is its position from 1. */
@@ -40,7 +40,7 @@ function cancelSignal(): AgentHostSignal {
 
 describe('createMemoryEventLog', () => {
   const opened: AgentEventLog[] = [];
-  function open(options?: Parameters<typeof createMemoryEventLog>[0]): AgentEventLog {
+  function open(options?: Parameters<typeof createMemoryEventLog>[0]): MemoryEventLog {
     const log = createMemoryEventLog(options);
     opened.push(log);
     return log;

@@ -50,6 +50,7 @@ describeWithRedis('createRedisEventLog', () => {
         url: redis.url,
         keyPrefix: uniquePrefix(),
         maxEntriesPerSession: 20,
+        maxBytesPerSession: 40_000,
         exactTrim: true,
       };
       const log = createRedisEventLog(options);
@@ -66,7 +67,7 @@ describeWithRedis('createRedisEventLog', () => {
         },
       };
     },
-    { maxEntriesPerSession: 20 },
+    { maxEntriesPerSession: 20, maxBytesPerSession: 40_000 },
   );
 
   const opened: AgentEventLog[] = [];
@@ -166,7 +167,12 @@ describeWithRedis('createRedisEventLog', () => {
     await log.claimRun('s:1', 'r2', 'host-a', 60_000);
     await log.releaseRun('s:1', 'r2', 'host-a');
     await log.claimCommand('s:1', 'k1', 'fingerprint', 30_000);
-    const keys = (await adminClient.keys(`${keyPrefix}*`)).sort();
+    const allKeys = (await adminClient.keys(`${keyPrefix}*`)).sort();
+    // Each append batch's ids, kept a minute so a batch sent again after a dropped connection is not appended twice.
+    const batchKeys = allKeys.filter((key) => key.startsWith(`${keyPrefix}{s%3A1}:appended:`));
+    expect(batchKeys).toHaveLength(1);
+    expect(await adminClient.pTTL(batchKeys[0]!)).toBeLessThanOrEqual(60_000);
+    const keys = allKeys.filter((key) => !batchKeys.includes(key));
     expect(keys).toEqual(
       ['command:k1', 'events', 'run:r1', 'run:r2', 'snapshot'].map((name) => `${keyPrefix}{s%3A1}:${name}`),
     );
@@ -195,7 +201,11 @@ describeWithRedis('createRedisEventLog', () => {
     const following = Array.from({ length: 200 }, () =>
       log.follow('s1', { after: newest, limit: 10, timeoutMs: 5_000 }),
     );
-    await sleep(100);
+    // Every follower has read and waits once the blocking connection is open.
+    for (let waited = 0; waited < 2_000 && (await connectionsNamed('agentstate-follow')) === 0; waited += 20) {
+      await sleep(20);
+    }
+    await sleep(50);
     expect(await connectionsNamed('agentstate-follow')).toBe(1);
     expect((await connectionCount()) - connectionsBefore).toBe(1);
     const events = eventsOf('s1', 3).slice(1);
@@ -387,6 +397,59 @@ describeWithRedis('createRedisEventLog', () => {
       expect(Date.now() - closing).toBeLessThan(1_000);
     } finally {
       await doomed.stop();
+    }
+  });
+
+  it('a CLIENT KILL of its connection does not fail its calls: they run again once it reconnects, an append only once', async () => {
+    const { log } = open();
+    const [first] = await log.append('s1', eventsOf('s1', 1));
+    await log.claimRun('s1', 'r1', 'host-a', 60_000);
+    for (const kill of [
+      ['CLIENT', 'KILL', 'TYPE', 'normal'],
+      ['CLIENT', 'KILL', 'ID'],
+    ]) {
+      if (kill[2] === 'ID') {
+        const list = await adminClient.sendCommand<string>(['CLIENT', 'LIST', 'TYPE', 'normal']);
+        const ids = list
+          .split('\n')
+          .filter((line) => line.startsWith('id=') && !line.includes(' name=agentstate-'))
+          .map((line) => /^id=(\d+)/.exec(line)![1]!);
+        const own = String(await adminClient.sendCommand(['CLIENT', 'ID']));
+        kill.push(...ids.filter((id) => id !== own).slice(0, 1));
+      }
+      // Calls in flight when the connection drops, and calls sent while it reconnects.
+      const inFlight = [log.append('s1', eventsOf('s1', 2).slice(1)), log.renewRun('s1', 'r1', 'host-a', 60_000)];
+      await adminClient.sendCommand(kill);
+      const during = [log.read('s1', { after: first, limit: 100 }), log.runOwner('s1', 'r1')];
+      const [appended, renewed] = await Promise.all(inFlight);
+      expect((appended as readonly string[]).length).toBe(1);
+      expect(renewed).toBe(true);
+      const [read, owner] = await Promise.all(during);
+      expect(Array.isArray(read)).toBe(true);
+      expect(owner).toEqual({ state: 'owned', owner: 'host-a' });
+    }
+    // Each append is in the log once.
+    const entries = await log.read('s1', { limit: 100 });
+    expect(entries).toHaveLength(3);
+    expect(new Set(entries.map((entry) => entry.cursor)).size).toBe(3);
+  });
+
+  it('a Redis that does not answer (CLIENT PAUSE) fails calls with unavailable after commandTimeoutMs, not never', async () => {
+    const { log } = open({ commandTimeoutMs: 200 });
+    await log.append('s1', eventsOf('s1', 1));
+    await adminClient.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    try {
+      const started = Date.now();
+      const errors = await Promise.all([
+        rejection(log.read('s1', { limit: 10 })),
+        rejection(log.append('s1', eventsOf('s1', 2).slice(1))),
+        rejection(log.runOwner('s1', 'r1')),
+      ]);
+      expect(errors.map((error) => error.code)).toEqual(['unavailable', 'unavailable', 'unavailable']);
+      expect(errors[0]!.message).toMatch(/no answer within 200 ms/);
+      expect(Date.now() - started).toBeLessThan(1_200);
+    } finally {
+      await adminClient.sendCommand(['CLIENT', 'UNPAUSE']);
     }
   });
 

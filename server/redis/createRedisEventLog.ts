@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentCommandRecord, AgentEventLog, AgentEventLogEntry, AgentSessionSnapshot } from '../AgentEventLog';
 import { AgentEventLogError } from '../AgentEventLogError';
@@ -52,6 +53,18 @@ export interface RedisEventLogOptions {
   sessionTtlSeconds?: number | undefined;
   /** The most connections `follow` blocks on, whatever the number of followers. Default 16. */
   maxBlockingConnections?: number | undefined;
+  /**
+   * Bytes of a session's entries (their JSON) and snapshot kept: past it the oldest entries
+   * are trimmed (`XTRIM MINID`; the newest entry always stays), and a snapshot larger than
+   * half of it is refused with `too_large`. Default 16 MiB.
+   */
+  maxBytesPerSession?: number | undefined;
+  /**
+   * The longest a Redis command may take: past it the call rejects with `unavailable` (a hung
+   * or paused Redis fails requests with 503 instead of holding them). Blocking reads are not
+   * bounded by it. Default 5 000 ms.
+   */
+  commandTimeoutMs?: number | undefined;
 }
 
 const BLOCK_WINDOW_MS = 1_000;
@@ -103,8 +116,10 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
   const trim = options.exactTrim === true ? '=' : '~';
   const ttlSeconds = String(positiveInteger('sessionTtlSeconds', options.sessionTtlSeconds, 86_400));
   const maxConnections = positiveInteger('maxBlockingConnections', options.maxBlockingConnections, 16);
+  const maxSessionBytes = positiveInteger('maxBytesPerSession', options.maxBytesPerSession, 16 * 1024 * 1024);
+  const commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs, 5_000);
 
-  const caller = createRedisCaller(options);
+  const caller = createRedisCaller({ url: options.url, client: options.client, commandTimeoutMs });
   const { client } = caller;
   const subscriber = createRedisSubscriber(caller);
   const onClose = new Set<() => void>();
@@ -120,13 +135,25 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
     return canonical;
   }
 
-  async function read(sessionId: string, after: string | undefined, limit: number): Promise<AgentEventLogEntry[]> {
+  async function read(
+    sessionId: string,
+    after: string | undefined,
+    limit: number,
+    maxBytes?: number,
+  ): Promise<AgentEventLogEntry[]> {
     if (caller.closed) throw caller.closedError('read');
     const key = keys.events(sessionId);
     const canonical = after === undefined ? undefined : cursorOf(sessionId, after);
     // COUNT 0 would mean "no limit" to Redis; a limit below 1 still checks the cursor.
     const count = limit === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : Math.max(1, Math.floor(limit) || 1);
-    const reply = await caller.script<unknown[]>(`read ${key}`, READ_SCRIPT, [key], [canonical ?? '', String(count)]);
+    const bytes = maxBytes === undefined ? '' : String(Math.max(1, Math.floor(maxBytes) || 1));
+    const reply = await caller.script<unknown[]>(
+      `read ${key}`,
+      READ_SCRIPT,
+      [key],
+      [canonical ?? '', String(count), bytes],
+      true,
+    );
     if (reply[0] === 'expired') {
       throw new AgentEventLogError(
         'cursor_expired',
@@ -170,11 +197,15 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       if (events.length === 0) return [];
       const key = keys.events(sessionId);
       const payloads = events.map((event) => JSON.stringify(event));
+      // The batch's own key remembers its ids a minute: an append sent again after a dropped
+      // connection (which may have run it already) answers them instead of appending twice.
+      const batchKey = keys.appended(sessionId, randomUUID());
       const ids = await caller.script<unknown>(
         `append to ${key}`,
         APPEND_SCRIPT,
-        [key, keys.snapshot(sessionId)],
-        [trim, maxEntries, ttlSeconds, ...payloads],
+        [key, keys.snapshot(sessionId), batchKey],
+        [trim, maxEntries, ttlSeconds, String(maxSessionBytes), ...payloads],
+        true,
       );
       if (!Array.isArray(ids) || ids.length !== events.length || !ids.every((id) => typeof id === 'string')) {
         throw new AgentEventLogError('unavailable', `Redis answered an append to ${key} without its ids`);
@@ -182,10 +213,10 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       return ids as string[];
     },
 
-    read: (sessionId, { after, limit }) => read(sessionId, after, limit),
+    read: (sessionId, { after, limit, maxBytes }) => read(sessionId, after, limit, maxBytes),
 
-    async follow(sessionId, { after, limit, timeoutMs, signal }) {
-      const entries = await read(sessionId, after, limit);
+    async follow(sessionId, { after, limit, maxBytes, timeoutMs, signal }) {
+      const entries = await read(sessionId, after, limit, maxBytes);
       if (entries.length > 0 || timeoutMs <= 0 || signal?.aborted || limit < 1) return entries;
       const canonical = after === undefined ? undefined : cursorOf(sessionId, after);
       return followers.wait(sessionId, canonical, limit, timeoutMs, signal);
@@ -193,7 +224,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
 
     async lastCursor(sessionId) {
       const key = keys.events(sessionId);
-      const reply = await caller.send<unknown[][]>(`read ${key}`, ['XREVRANGE', key, '+', '-', 'COUNT', '1']);
+      const reply = await caller.send<unknown[][]>(`read ${key}`, ['XREVRANGE', key, '+', '-', 'COUNT', '1'], true);
       const cursor = reply[0]?.[0];
       return typeof cursor === 'string' ? cursor : undefined;
     },
@@ -203,12 +234,22 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       const key = keys.snapshot(sessionId);
       const cursor = cursorOf(sessionId, snapshot.cursor);
       const state = JSON.stringify(snapshot.state) ?? 'null';
-      await caller.script(`save ${key}`, SAVE_SNAPSHOT_SCRIPT, [key], [cursor, state, ttlSeconds]);
+      if (state.length > maxSessionBytes / 2) {
+        throw new AgentEventLogError(
+          'too_large',
+          `The snapshot of session ${sessionId} has ${state.length} bytes, more than half of maxBytesPerSession (${maxSessionBytes})`,
+        );
+      }
+      await caller.script(`save ${key}`, SAVE_SNAPSHOT_SCRIPT, [key], [cursor, state, ttlSeconds], true);
     },
 
     async loadSnapshot(sessionId) {
       const key = keys.snapshot(sessionId);
-      const [cursor, state] = await caller.send<(string | null)[]>(`load ${key}`, ['HMGET', key, 'cursor', 'state']);
+      const [cursor, state] = await caller.send<(string | null)[]>(
+        `load ${key}`,
+        ['HMGET', key, 'cursor', 'state'],
+        true,
+      );
       if (cursor === null || cursor === undefined) return undefined;
       if (typeof state !== 'string') throw new AgentEventLogError('unavailable', `Snapshot ${key} has no state`);
       try {
@@ -231,18 +272,19 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
         RENEW_RUN_SCRIPT,
         [key, keys.events(sessionId), keys.snapshot(sessionId)],
         [ownedRun(owner), milliseconds(ttlMs), ttlSeconds],
+        true,
       );
       return renewed === 1;
     },
 
     async releaseRun(sessionId, runId, owner) {
       const key = keys.run(sessionId, runId);
-      await caller.script(`release ${key}`, RELEASE_RUN_SCRIPT, [key], [ownedRun(owner), ENDED_RUN, ttlSeconds]);
+      await caller.script(`release ${key}`, RELEASE_RUN_SCRIPT, [key], [ownedRun(owner), ENDED_RUN, ttlSeconds], true);
     },
 
     async runOwner(sessionId, runId) {
       const key = keys.run(sessionId, runId);
-      return parseRunOwner(key, await caller.send<string | null>(`read ${key}`, ['GET', key]));
+      return parseRunOwner(key, await caller.send<string | null>(`read ${key}`, ['GET', key], true));
     },
 
     async claimCommand(sessionId, key, fingerprint, ttlMs) {
@@ -265,6 +307,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
         SETTLE_COMMAND_SCRIPT,
         [recordKey],
         [JSON.stringify(outcome), milliseconds(ttlMs), channel, fingerprint],
+        true,
       );
       const record = parseCommandRecord(recordKey, standing);
       return record.status === 'settled' ? record.outcome : outcome;
@@ -276,7 +319,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       const channel = keys.commandSettled(sessionId, key);
       if (signal?.aborted) return undefined;
       if (timeoutMs <= 0) {
-        const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey]);
+        const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey], true);
         const record = current === null ? undefined : parseCommandRecord(recordKey, current);
         return record?.status === 'settled' ? record : undefined;
       }
@@ -309,7 +352,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
             return;
           }
           unsubscribe = stop;
-          const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey]);
+          const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey], true);
           const record = current === null ? undefined : parseCommandRecord(recordKey, current);
           if (record?.status === 'settled') finish({ record });
         })().catch((error: unknown) => finish({ error }));

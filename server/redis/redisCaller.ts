@@ -5,19 +5,40 @@ import { type RedisScript, runScript } from './redisScripts';
 
 /** How long a first connection, or a blocking or pub/sub connection, may take to open. */
 export const CONNECT_TIMEOUT_MS = 5_000;
+/** How long a call whose connection was dropped waits for the client to reconnect, to run again. */
+export const RECONNECT_WAIT_MS = 1_000;
 
 /** The client a log runs its commands on, with every failure turned into an `AgentEventLogError`. */
 export interface RedisCaller {
   readonly client: RedisEventLogClient;
   readonly closed: boolean;
-  /** Runs `run` for `what` ("append to <key>"): `closed` after close, `unavailable` when Redis fails. */
-  call<Reply>(what: string, run: () => Promise<Reply>): Promise<Reply>;
-  send<Reply>(what: string, args: readonly string[]): Promise<Reply>;
-  script<Reply>(what: string, script: RedisScript, keys: readonly string[], args: readonly string[]): Promise<Reply>;
+  /**
+   * Runs `run` for `what` ("append to <key>"): `closed` after close, `unavailable` when Redis
+   * fails or does not answer within the command timeout. When the connection drops under it
+   * (a `CLIENT KILL`, a network blip) and the client reconnects within a second, an
+   * `idempotent` call runs once more: running it twice does what running it once does.
+   */
+  call<Reply>(what: string, run: () => Promise<Reply>, idempotent?: boolean): Promise<Reply>;
+  send<Reply>(what: string, args: readonly string[], idempotent?: boolean): Promise<Reply>;
+  script<Reply>(
+    what: string,
+    script: RedisScript,
+    keys: readonly string[],
+    args: readonly string[],
+    idempotent?: boolean,
+  ): Promise<Reply>;
   toError(what: string, error: unknown): AgentEventLogError;
   closedError(what: string): AgentEventLogError;
   /** Marks the caller closed and closes the client when it opened it (a given client stays open). */
   close(): Promise<void>;
+}
+
+/** Whether `error` is an answer of Redis (node-redis `ErrorReply` and its subclasses, in any copy of the package). */
+function isRedisReply(error: Error): boolean {
+  for (let proto = Object.getPrototypeOf(error); proto !== null; proto = Object.getPrototypeOf(proto)) {
+    if (proto.constructor?.name === 'ErrorReply') return true;
+  }
+  return false;
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -27,7 +48,13 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
  * unreachable (no offline queue) and whose first connect is awaited for at most
  * `CONNECT_TIMEOUT_MS` (node-redis retries it forever).
  */
-export function createRedisCaller(options: { url?: string | undefined; client?: RedisEventLogClient | undefined }) {
+export function createRedisCaller(options: {
+  url?: string | undefined;
+  client?: RedisEventLogClient | undefined;
+  /** The longest a command may take before it rejects with `unavailable`. */
+  commandTimeoutMs: number;
+}) {
+  const { commandTimeoutMs } = options;
   const ownedClient: RedisEventLogConnection | undefined =
     options.client === undefined
       ? createClient({ ...(options.url === undefined ? {} : { url: options.url }), disableOfflineQueue: true })
@@ -63,13 +90,45 @@ export function createRedisCaller(options: { url?: string | undefined; client?: 
     return new AgentEventLogError('unavailable', `Redis could not ${what}: ${messageOf(error)}`, { cause: error });
   }
 
-  async function call<Reply>(what: string, run: () => Promise<Reply>): Promise<Reply> {
+  /** `run`, rejecting when it takes longer than the command timeout (a hung or paused Redis). */
+  async function bounded<Reply>(run: () => Promise<Reply>): Promise<Reply> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([run(), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Resolves `true` once the client is ready again, `false` when it is not within `RECONNECT_WAIT_MS`. */
+  async function reconnected(): Promise<boolean> {
+    const deadline = Date.now() + RECONNECT_WAIT_MS;
+    while (!client.isReady) {
+      if (closed || Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return true;
+  }
+
+  /** A failure of the connection (reset, closed under the call, reconnecting), not an answer of Redis nor a timeout. */
+  const connectionLost = (error: unknown) =>
+    error instanceof Error && !isRedisReply(error) && !error.message.startsWith('no answer within');
+
+  async function call<Reply>(what: string, run: () => Promise<Reply>, idempotent = false): Promise<Reply> {
     if (closed) throw closedError(what);
     try {
       await ensureConnected();
-      return await run();
+      return await bounded(run);
     } catch (error) {
-      throw toError(what, error);
+      if (!idempotent || closed || !connectionLost(error) || !(await reconnected())) throw toError(what, error);
+      try {
+        return await bounded(run);
+      } catch (again) {
+        throw toError(what, again);
+      }
     }
   }
 
@@ -79,8 +138,9 @@ export function createRedisCaller(options: { url?: string | undefined; client?: 
       return closed;
     },
     call,
-    send: (what, args) => call(what, () => client.sendCommand(args)),
-    script: (what, script, keys, args) => call(what, () => runScript(client, script, keys, args)),
+    send: (what, args, idempotent) => call(what, () => client.sendCommand(args), idempotent),
+    script: (what, script, keys, args, idempotent) =>
+      call(what, () => runScript(client, script, keys, args), idempotent),
     toError,
     closedError,
     async close() {

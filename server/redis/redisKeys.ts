@@ -2,6 +2,8 @@
 export interface RedisKeys {
   events(sessionId: string): string;
   snapshot(sessionId: string): string;
+  /** The ids one append batch got, kept a short while so the batch sent again is not appended twice. */
+  appended(sessionId: string, batchId: string): string;
   run(sessionId: string, runId: string): string;
   command(sessionId: string, key: string): string;
   commandSettled(sessionId: string, key: string): string;
@@ -21,6 +23,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
   return {
     events: (sessionId) => `${session(sessionId)}:events`,
     snapshot: (sessionId) => `${session(sessionId)}:snapshot`,
+    appended: (sessionId, batchId) => `${session(sessionId)}:appended:${batchId}`,
     run: (sessionId, runId) => `${session(sessionId)}:run:${encodeURIComponent(runId)}`,
     command: (sessionId, key) => `${session(sessionId)}:command:${encodeURIComponent(key)}`,
     commandSettled: (sessionId, key) => `${session(sessionId)}:command:${encodeURIComponent(key)}:settled`,

@@ -26,37 +26,102 @@ local function newer(a, b)
 end
 `;
 
+/** The value of `name` among a stream entry's fields, or nil. */
+const FIELD = `
+local function field(fields, name)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then return fields[i + 1] end
+  end
+  return nil
+end
+`;
+
 /**
  * Appends a batch. Each entry stores the id of the entry before it (`prev`, `0-0` for the first
  * entry of the stream), which is what lets `read` tell a trimmed gap from a contiguous read
- * in O(1): the stream's own `max-deleted-entry-id` does not move when MAXLEN trims.
- * KEYS: stream, snapshot. ARGV: trim ('~' or '='), maxlen, ttl seconds, event JSON...
+ * in O(1): the stream's own `max-deleted-entry-id` does not move when MAXLEN trims. It also
+ * stores `at`, the bytes of events appended to the stream up to and with it, so the byte
+ * bound trims the oldest entries with `XTRIM MINID`, reading only those it trims (and the
+ * first it keeps). The batch key holds the ids a minute: the same batch sent again (after a
+ * dropped connection) answers them instead of appending twice.
+ * KEYS: stream, snapshot, batch. ARGV: trim ('~' or '='), maxlen, ttl seconds, max bytes, event JSON...
  */
-export const APPEND_SCRIPT = script(`
+export const APPEND_SCRIPT = script(`${FIELD}
+local done = redis.call('GET', KEYS[3])
+if done then return cjson.decode(done) end
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = '0-0'
-if #last > 0 then prev = last[1][1] end
+local at = 0
+if #last > 0 then
+  prev = last[1][1]
+  at = tonumber(field(last[1][2], 'at') or '0') or 0
+end
 local ids = {}
-for i = 4, #ARGV do
-  prev = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[2], '*', 'prev', prev, 'event', ARGV[i])
+for i = 5, #ARGV do
+  at = at + #ARGV[i]
+  prev = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[2], '*', 'prev', prev, 'at', string.format('%d', at), 'event', ARGV[i])
   ids[#ids + 1] = prev
 end
+-- Entries that start before 'from' are past the byte bound (the snapshot counts too).
+local from = at - (tonumber(ARGV[4]) - redis.call('HSTRLEN', KEYS[2], 'state'))
+local keep = nil
+local passed = false
+local start = '-'
+local count = 1
+while keep == nil do
+  local page = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', count)
+  count = 32
+  if #page == 0 then break end
+  for _, entry in ipairs(page) do
+    local ends = tonumber(field(entry[2], 'at') or '')
+    local event = field(entry[2], 'event') or ''
+    if ends == nil or ends - #event >= from or entry[1] == prev then
+      keep = entry[1]
+      break
+    end
+    passed = true
+  end
+  start = '(' .. page[#page][1]
+end
+if passed and keep ~= nil then redis.call('XTRIM', KEYS[1], 'MINID', keep) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], cjson.encode(ids), 'EX', 60)
 return ids
 `);
 
 /**
  * Reads entries after a cursor and says whether the read is whole. Answers
- * {'ok', entries}, {'expired'} or {'invalid'}.
- * KEYS: stream. ARGV: after (canonical id, or '' for the oldest retained entry), count.
+ * {'ok', entries}, {'expired'} or {'invalid'}. With a byte bound, reads in small XRANGE
+ * pages and stops before the entry that would pass it (one entry at least).
+ * KEYS: stream. ARGV: after (canonical id, or '' for the oldest retained entry), count, max bytes ('' for none).
  */
-export const READ_SCRIPT = script(`${NEWER}
+export const READ_SCRIPT = script(`${NEWER}${FIELD}
+local function range(start)
+  if ARGV[3] == '' then return redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[2]) end
+  local budget = tonumber(ARGV[3])
+  local left = tonumber(ARGV[2])
+  local entries = {}
+  local bytes = 0
+  while left > 0 do
+    local asked = math.min(left, 16)
+    local page = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', asked)
+    for _, entry in ipairs(page) do
+      bytes = bytes + #(field(entry[2], 'event') or '')
+      if #entries > 0 and bytes > budget then return entries end
+      entries[#entries + 1] = entry
+      left = left - 1
+    end
+    if #page < asked then return entries end
+    start = '(' .. page[#page][1]
+  end
+  return entries
+end
 local after = ARGV[1]
 if after == '' then
-  return {'ok', redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[2])}
+  return {'ok', range('-')}
 end
-local entries = redis.call('XRANGE', KEYS[1], '(' .. after, '+', 'COUNT', ARGV[2])
+local entries = range('(' .. after)
 if #entries == 0 then
   -- MAXLEN never trims the newest entry: the last one is the last id the stream gave.
   local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
@@ -64,11 +129,7 @@ if #entries == 0 then
   if newer(after, last[1][1]) then return {'invalid'} end
   return {'ok', entries}
 end
-local fields = entries[1][2]
-local prev = nil
-for i = 1, #fields, 2 do
-  if fields[i] == 'prev' then prev = fields[i + 1] end
-end
+local prev = field(entries[1][2], 'prev')
 -- The entry before the first one returned is newer than the cursor: it was trimmed. '0-0':
 -- the cursor is older than the stream itself (the session expired and started again).
 if prev ~= nil and (prev == '0-0' or newer(prev, after)) then return {'expired'} end

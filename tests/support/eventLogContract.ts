@@ -22,6 +22,8 @@ export interface AgentEventLogUnderTest {
 export interface AgentEventLogContractOptions {
   /** The implementation's bound, so trimming can be tested; without it trimming is not. */
   maxEntriesPerSession: number;
+  /** The implementation's byte bound per session (entries' JSON and snapshot), so it can be tested. */
+  maxBytesPerSession?: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -72,6 +74,16 @@ function eventsOf(sessionId: string, count: number, runId = 'r1'): AgentEvent[] 
       : events.create('message.delta', { messageId: 'answer', delta: `part ${index}` }),
   );
 }
+
+/** `count` runs, each one `run.started` event carrying a prompt of `promptBytes` characters. */
+function bigEventsOf(sessionId: string, count: number, promptBytes: number): AgentEvent[] {
+  return Array.from({ length: count }, (_, index) =>
+    runEvents(`r${index}`, sessionId).create('run.started', { input: { prompt: 'p'.repeat(promptBytes) } }),
+  );
+}
+
+const bytesOf = (entries: readonly AgentEventLogEntry[]) =>
+  entries.reduce((sum, entry) => sum + JSON.stringify(entry.event).length, 0);
 
 function entriesOf(cursors: readonly string[], events: readonly AgentEvent[]): AgentEventLogEntry[] {
   return events.map((event, index) => ({ cursor: cursors[index]!, event }));
@@ -232,6 +244,80 @@ export function describeAgentEventLogContract(
         );
       });
     });
+
+    describe('pages in bytes', () => {
+      it('read and follow with maxBytes stop before the entry that would pass it, with one entry at least; paging reads each once', async () => {
+        const sessionId = uniqueId('s');
+        const events = bigEventsOf(sessionId, 7, 1_000);
+        const cursors = await log.append(sessionId, events);
+        const size = JSON.stringify(events[0]).length;
+        const pages: AgentEventLogEntry[][] = [];
+        let after: string | undefined;
+        for (;;) {
+          const page = [...(await log.read(sessionId, { after, limit: 100, maxBytes: size * 3 + 10 }))];
+          if (page.length === 0) break;
+          pages.push(page);
+          after = page.at(-1)!.cursor;
+        }
+        expect(pages.map((page) => page.length)).toEqual([3, 3, 1]);
+        expect(pages.flat()).toEqual(entriesOf(cursors, events));
+        expect(await log.read(sessionId, { limit: 100, maxBytes: 1 })).toEqual(entriesOf(cursors, events).slice(0, 1));
+        expect(
+          await log.follow(sessionId, { after: cursors[1], limit: 100, maxBytes: size * 2, timeoutMs: 0 }),
+        ).toEqual(entriesOf(cursors, events).slice(2, 4));
+      });
+    });
+
+    if (options?.maxBytesPerSession !== undefined) {
+      const { maxBytesPerSession: maxBytes } = options;
+
+      describe(`the bound: ${maxBytes} bytes per session`, () => {
+        it('trims the oldest entries past maxBytesPerSession; a reader behind them gets cursor_expired', async () => {
+          const sessionId = uniqueId('s');
+          const events = bigEventsOf(sessionId, 10, Math.floor(maxBytes / 5));
+          const cursors: string[] = [];
+          for (const event of events) cursors.push(...(await log.append(sessionId, [event])));
+          const kept = await log.read(sessionId, { limit: everything });
+          expect(kept.length).toBeGreaterThan(1);
+          expect(kept.length).toBeLessThan(5);
+          expect(bytesOf(kept)).toBeLessThanOrEqual(maxBytes);
+          expect(kept).toEqual(entriesOf(cursors, events).slice(10 - kept.length));
+          expect(await rejection(log.read(sessionId, { after: cursors[0], limit: 10 }))).toBe('cursor_expired');
+          expect(await log.read(sessionId, { after: cursors[9 - kept.length], limit: everything })).toEqual(kept);
+        });
+
+        it('counts the snapshot: entries make room for it', async () => {
+          const sessionId = uniqueId('s');
+          const events = bigEventsOf(sessionId, 4, Math.floor(maxBytes / 5));
+          const cursors = await log.append(sessionId, events.slice(0, 3));
+          expect(await log.read(sessionId, { limit: everything })).toHaveLength(3);
+          await log.saveSnapshot(sessionId, {
+            state: { text: 's'.repeat(Math.floor(maxBytes * 0.45)) },
+            cursor: cursors[2]!,
+          });
+          await log.append(sessionId, events.slice(3));
+          const kept = await log.read(sessionId, { limit: everything });
+          expect(bytesOf(kept) + maxBytes * 0.45).toBeLessThanOrEqual(maxBytes);
+          expect(kept.at(-1)?.event).toEqual(events[3]);
+        });
+
+        it('the newest entry stays even when it alone is larger than the bound', async () => {
+          const sessionId = uniqueId('s');
+          const events = bigEventsOf(sessionId, 2, maxBytes * 2);
+          const cursors = await log.append(sessionId, events);
+          expect(await log.read(sessionId, { limit: everything })).toEqual(entriesOf(cursors, events).slice(1));
+        });
+
+        it('a snapshot larger than half of maxBytesPerSession is refused with too_large; the one before it stays', async () => {
+          const sessionId = uniqueId('s');
+          const [cursor] = await log.append(sessionId, eventsOf(sessionId, 1));
+          await log.saveSnapshot(sessionId, { state: { small: true }, cursor: cursor! });
+          const big = { state: { text: 'b'.repeat(Math.ceil(maxBytes / 2)) }, cursor: cursor! };
+          expect(await rejection(log.saveSnapshot(sessionId, big))).toBe('too_large');
+          expect(await log.loadSnapshot(sessionId)).toEqual({ state: { small: true }, cursor });
+        });
+      });
+    }
 
     if (options) {
       const { maxEntriesPerSession: max } = options;
