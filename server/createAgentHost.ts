@@ -1,7 +1,7 @@
 import type { AgentState } from '../machines/agentState';
 import type { AgentCommand } from '../protocol/commandSchemas';
 import type { AgentEvent } from '../protocol/eventSchemas';
-import { parseAgentCommand, parseAgentEvent } from '../protocol/parseAgentEvent';
+import { parseAgentEvent } from '../protocol/parseAgentEvent';
 import { randomId } from '../protocol/randomId';
 import { type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
 import type { AgentReconnectOptions } from '../providers/runAgentProvider';
@@ -20,6 +20,8 @@ import { failed, HostCommands } from './HostCommands';
 import {
   type AgentHostRunRequest,
   describeFailure,
+  MAX_ID_LENGTH,
+  parseHostCommand,
   parseRunRequest,
   readJsonBody,
   routeOf,
@@ -157,6 +159,15 @@ function checkedForLog(events: readonly AgentEvent[], from: string): AgentEvent[
   });
 }
 
+/**
+ * The lease key of a run's continuation. Leases of runs and of continuations share the log's
+ * run keys; a run id is at most `MAX_ID_LENGTH` characters and this key is longer, so no run
+ * id (`continuation:t1` included) is ever a continuation's key.
+ */
+function continuationKey(runId: string): string {
+  return `${'continuation'.padEnd(MAX_ID_LENGTH + 1, ':')}${runId}`;
+}
+
 /** The log's refusals as host errors: a cursor problem keeps its code, a storage failure is `unavailable`. */
 function fromLogError(error: unknown): unknown {
   if (!AgentEventLogError.isInstance(error)) return error;
@@ -289,7 +300,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     const settled = checkedForLog(settleClientTools(state, sessionId, request, now), 'continuation.toolResults');
     // One continuation of a waiting run at a time, across instances (a double click, two
     // tabs): the lease lapses by itself, so a continuation that failed can be tried again.
-    if (continued !== undefined && !(await log.claimRun(sessionId, `continuation:${continued}`, instanceId, leaseMs))) {
+    if (continued !== undefined && !(await log.claimRun(sessionId, continuationKey(continued), instanceId, leaseMs))) {
       throw new AgentHostError('continuation_in_progress', `Run "${continued}" is being continued by another request`);
     }
     if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) {
@@ -385,8 +396,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       return jsonResponse(await getState(sessionId));
     }
     await authorize(request, { sessionId, action: 'command' });
-    const parsed = parseAgentCommand(await readJsonBody(request, maxBodyBytes));
-    if (!parsed.success) throw new AgentHostError('invalid_command', `Invalid command: ${parsed.error.message}`);
+    const parsed = parseHostCommand(await readJsonBody(request, maxBodyBytes));
+    if (!parsed.success) throw new AgentHostError('invalid_command', parsed.message);
     if (parsed.value.sessionId !== sessionId) {
       throw new AgentHostError('session_mismatch', 'The command names another session than the path');
     }
@@ -408,8 +419,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     startRun: async (sessionId, request) => startRun(sessionId, parseRunRequest(request)),
     getState,
     async executeCommand(command) {
-      const parsed = parseAgentCommand(command);
-      if (!parsed.success) return failed('invalid_command', `Invalid command: ${parsed.error.message}`);
+      const parsed = parseHostCommand(command);
+      if (!parsed.success) return failed('invalid_command', parsed.message);
       await listening;
       return commands.execute(parsed.value);
     },
