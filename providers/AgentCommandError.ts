@@ -6,7 +6,8 @@ export type AgentCommandErrorCode =
   | 'provider_error'
   | 'protocol_error'
   | 'interrupted'
-  | 'restoring';
+  | 'restoring'
+  | 'runtime_destroyed';
 
 /**
  * Why a command was not carried out. `invalid_command`: the envelope or payload is wrong,
@@ -14,7 +15,8 @@ export type AgentCommandErrorCode =
  * does not declare the command or has no `executeCommand`; `provider_error`: executing it
  * failed (`retryable` as the provider classifies it); `protocol_error`: it returned an
  * event that breaks the contract; `interrupted`: it was aborted or timed out; `restoring`:
- * the conversation is being restored from its checkpoint, and takes commands once it is.
+ * the conversation is being restored from its checkpoint, and takes commands once it is;
+ * `runtime_destroyed`: the conversation's runtime was destroyed (`XChatRuntime.destroy`).
  *
  * @example
  * try {

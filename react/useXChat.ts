@@ -35,10 +35,12 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   provider: AgentProvider<Input, Request, Chunk, Context>;
   /**
    * Names the conversation: it is the session id of its runs, and chats mounted with the
-   * same key share its state and its message layer. A chat holds every conversation it
-   * showed until it unmounts: switched to another key, the conversation keeps streaming in
-   * the background. Unheld, it stays until another conversation is held. Without a key,
-   * each mounted chat has a session of its own.
+   * same key share its state and its message layer. Switched to another key, a chat lets go
+   * of the conversation it showed: unless another mounted chat shows it, its streams are
+   * dropped (its running runs end `cancelled`) and its commands in flight fail
+   * `interrupted`, as at unmount (seed 003 §17). Its state is kept until the chat unmounts,
+   * so switching back shows it as it was left; then it stays until another conversation is
+   * held. Without a key, each mounted chat has a session of its own.
    */
   conversationKey?: string;
   /**
@@ -170,19 +172,21 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   );
   const latestProvider = useRef(provider);
   latestProvider.current = provider;
-  // Every conversation this chat showed stays held until it unmounts: switched away from,
-  // a conversation keeps streaming in the background and is there when switched back to.
-  const [held] = useState(() => new Map<XChatRuntime<never>, () => void>());
+  // The conversation shown is held: its runs go on. Those this chat showed before are kept
+  // until it unmounts, as they were left; one switched away from that no other chat holds
+  // has its streams dropped and its commands interrupted (the runtime's `retain`).
+  const [kept] = useState(() => new Map<XChatRuntime<never>, () => void>());
   useEffect(() => {
     const shown = runtime as XChatRuntime<never>;
-    if (!held.has(shown)) held.set(shown, conversations.hold(key, runtime));
-  }, [held, conversations, key, runtime]);
+    if (!kept.has(shown)) kept.set(shown, conversations.keep(key, runtime));
+    return conversations.hold(key, runtime);
+  }, [kept, conversations, key, runtime]);
   useEffect(
     () => () => {
-      for (const release of held.values()) release();
-      held.clear();
+      for (const release of kept.values()) release();
+      kept.clear();
     },
-    [held],
+    [kept],
   );
   useEffect(() => void layer.load(), [layer]);
 

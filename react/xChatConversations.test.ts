@@ -87,6 +87,39 @@ describe('createXChatConversations', () => {
     expect(conversations.get('trip-1', echo)).toBe(trip);
   });
 
+  it('keeps a conversation that is kept but no longer held: its runs are cancelled, its messages stay', async () => {
+    const conversations = createXChatConversations();
+    const trip = conversations.get('trip-1', stalling);
+    const releaseKeep = conversations.keep('trip-1', trip);
+    const releaseHold = conversations.hold('trip-1', trip);
+    const running = trip.request({ prompt: 'Go' });
+    await nextTask();
+    releaseHold();
+    expect((await running).status).toBe('cancelled');
+
+    conversations.hold('trip-2', conversations.get('trip-2', echo));
+    expect(conversations.get('trip-1', echo)).toBe(trip);
+    expect(trip.getSnapshot().messages.map(({ message, status }) => [message.content, status])).toEqual([
+      ['Go', 'local'],
+      ['Thinking', 'abort'],
+    ]);
+    releaseKeep();
+    conversations.hold('trip-3', conversations.get('trip-3', echo));
+    expect(conversations.get('trip-1', echo)).not.toBe(trip);
+  });
+
+  it('never hands out a destroyed conversation: the key gets a new one', async () => {
+    const conversations = createXChatConversations();
+    const trip = conversations.get('trip-1', echo);
+    conversations.hold('trip-1', trip);
+    await trip.request({ prompt: 'Paris' });
+    trip.destroy();
+    const fresh = conversations.get('trip-1', echo);
+    expect(fresh).not.toBe(trip);
+    expect(fresh.destroyed).toBe(false);
+    expect(fresh.getSnapshot().messages).toEqual([]);
+  });
+
   it('shares nothing between two registries, as two server requests must not', async () => {
     const alice = createXChatConversations();
     const bob = createXChatConversations();

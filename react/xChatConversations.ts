@@ -8,8 +8,10 @@ export type XChatConversationOptions = Omit<
 >;
 
 /**
- * Keyed conversations: one chat runtime per key, shared by every chat that holds it and
- * dropped once none does. A browser page has one (`getPageXChatConversations`); a server
+ * Keyed conversations: one chat runtime per key, shared by every chat that holds or keeps it
+ * and dropped once none does. A chat holds the conversation it shows (its runs go on while it
+ * is held) and keeps those it showed before (their state stays, their runs are cancelled
+ * once nobody holds them). A browser page has one (`getPageXChatConversations`); a server
  * makes one per request, so two users never share a conversation.
  *
  * @example
@@ -22,8 +24,8 @@ export type XChatConversationOptions = Omit<
 export interface XChatConversations {
   /**
    * The conversation named `key`: the one this registry has, or a new runtime whose session
-   * id is `key` and whose runs use `provider`. Getting it does not hold it, so a render may
-   * call this and be thrown away.
+   * id is `key` and whose runs use `provider` (also when the one it had was destroyed).
+   * Getting it does not hold it, so a render may call this and be thrown away.
    */
   get<Input, Request, Chunk, Context>(
     key: string,
@@ -32,15 +34,24 @@ export interface XChatConversations {
   ): XChatRuntime<Input>;
   /**
    * Holds `runtime` as the conversation `key`, and retains it, until the returned function
-   * is called (a second call does nothing). When its last holder lets go, its runs are
-   * cancelled, and the conversation stays until another conversation is held: a chat that
-   * unmounts and mounts again (StrictMode's effects, a panel closed and opened) finds it.
+   * is called (a second call does nothing). When its last holder lets go (and none holds it
+   * again within the task), its runs are cancelled and its commands in flight interrupted
+   * (`XChatRuntime.retain`); the conversation itself stays while it is kept, and then until
+   * another conversation is held: a chat that unmounts and mounts again (StrictMode's
+   * effects, a panel closed and opened) finds it.
    */
   hold<Input>(key: string, runtime: XChatRuntime<Input>): () => void;
+  /**
+   * Keeps `runtime` as the conversation `key`, with its store and its message layer, without
+   * keeping its runs going, until the returned function is called: what a chat does with the
+   * conversations it switched away from, so it finds them as they were when switched back.
+   */
+  keep<Input>(key: string, runtime: XChatRuntime<Input>): () => void;
 }
 
 interface Conversation {
   runtime: XChatRuntime<never>;
+  /** Who holds or keeps it. */
   holders: number;
 }
 
@@ -61,9 +72,35 @@ export function createXChatConversations(): XChatConversations {
     released.clear();
   };
 
+  /** Registers `runtime` as the conversation `key` until the returned function is called. */
+  const register = (key: string, runtime: XChatRuntime<never>): (() => void) => {
+    dropReleased(key);
+    // A destroyed conversation is never handed out again: the next `get` makes a new one.
+    if (runtime.destroyed) return () => undefined;
+    let conversation = conversations.get(key);
+    // The runtime a chat rendered with wins: it is what the chat shows.
+    if (conversation?.runtime !== runtime) {
+      conversation = { runtime, holders: 0 };
+      conversations.set(key, conversation);
+    }
+    const held = conversation;
+    held.holders += 1;
+    let holding = true;
+    return () => {
+      if (!holding) return;
+      holding = false;
+      held.holders -= 1;
+      if (held.holders === 0 && conversations.get(key) === held) released.add(key);
+    };
+  };
+
   return {
     get(key, provider, options = {}) {
       let conversation = conversations.get(key);
+      if (conversation?.runtime.destroyed === true) {
+        conversations.delete(key);
+        conversation = undefined;
+      }
       if (conversation === undefined) {
         const runtime = createXChatRuntime({ ...options, provider, sessionId: key } as XChatRuntimeOptions<
           unknown,
@@ -77,24 +114,18 @@ export function createXChatConversations(): XChatConversations {
       return conversation.runtime as XChatRuntime<never>;
     },
     hold(key, runtime) {
-      dropReleased(key);
-      let conversation = conversations.get(key);
-      // The runtime a chat rendered with wins: it is what the chat shows.
-      if (conversation?.runtime !== runtime) {
-        conversation = { runtime: runtime as XChatRuntime<never>, holders: 0 };
-        conversations.set(key, conversation);
-      }
-      const held = conversation;
-      held.holders += 1;
+      const unregister = register(key, runtime as XChatRuntime<never>);
       const releaseRuntime = runtime.retain();
       let holding = true;
       return () => {
         if (!holding) return;
         holding = false;
-        held.holders -= 1;
-        if (held.holders === 0 && conversations.get(key) === held) released.add(key);
+        unregister();
         releaseRuntime();
       };
+    },
+    keep(key, runtime) {
+      return register(key, runtime as XChatRuntime<never>);
     },
   };
 }

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { AgentProtocolError } from '../protocol/errors';
+import type { AgentCheckpoint } from '../checkpoint/AgentCheckpoint';
+import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
+import { AgentError, AgentProtocolError } from '../protocol/errors';
+import { AgentCommandError } from '../providers/AgentCommandError';
 import { AgentProviderError } from '../providers/AgentProviderError';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import { parseXChatMessages } from '../react/parseXChatMessages';
 import { startHttpServer } from '../tests/support/httpServer';
+import { createRemoteRuntime, requestCompletedRun } from '../tests/support/remoteRuntime';
 import { createXChatRuntime } from './createXChatRuntime';
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -197,5 +201,122 @@ describe('parseXChatMessages', () => {
     ]);
     expect(again[2]).toBe(first[2]);
     expect(parsed).toEqual(['user', 'assistant']);
+  });
+});
+
+describe('XChatRuntime.destroy', () => {
+  /** A remote runtime whose commands wait until their signal aborts; `signals` holds each command's. */
+  function stallingCommands() {
+    const signals: AbortSignal[] = [];
+    const remote = createRemoteRuntime({
+      onCommand: async function* (_command, _run, signal) {
+        signals.push(signal);
+        await new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    });
+    return { remote, signals };
+  }
+
+  it('aborts the streams, interrupts the commands in flight and stops the actor; a second call does nothing', async () => {
+    const { remote, signals } = stallingCommands();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'trip' });
+    const started = remote.nextRun();
+    const running = chat.request({ prompt: 'Pay the invoice' });
+    const run = await started;
+    run.push((events) => [events.emit('approval.requested', { approvalId: 'pay' })]);
+    await nextTask();
+    const approving = chat.agentActions
+      .resolveApproval({ runId: run.runId, approvalId: 'pay', decision: 'approved' })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    await nextTask();
+    expect(signals).toHaveLength(1);
+    expect(chat.destroyed).toBe(false);
+
+    chat.destroy();
+    chat.destroy();
+    expect(chat.destroyed).toBe(true);
+    expect(run.aborted).toBe(true);
+    expect(signals[0]?.aborted).toBe(true);
+    expect((await running).status).toBe('cancelled');
+    const failure = await approving;
+    expect(AgentCommandError.isInstance(failure) && failure.code).toBe('interrupted');
+    expect(chat.actor.getSnapshot().status).toBe('stopped');
+    expect(chat.getSnapshot().isRequesting).toBe(false);
+  });
+
+  it('refuses requests and actions afterwards with a typed error; the rest do nothing and the last view stays', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider });
+    const run = await requestCompletedRun(chat, remote, 'Hello');
+    const heard: number[] = [];
+    chat.subscribe(() => heard.push(1));
+    const view = chat.getSnapshot();
+    chat.destroy();
+
+    const refusal = await chat.request({ prompt: 'Again' }).catch((error: unknown) => error);
+    expect(AgentError.isInstance(refusal) && refusal.code).toBe('runtime_destroyed');
+    expect(String((refusal as Error).message)).toContain(chat.sessionId);
+    const refusedAction = await chat.agentActions
+      .retryTool({ runId: run.runId, toolCallId: 'search' })
+      .catch((error: unknown) => error);
+    expect(AgentCommandError.isInstance(refusedAction) && refusedAction.code).toBe('runtime_destroyed');
+    const refusedContinue = await chat.agentActions.continueRun({ runId: run.runId }).catch((error: unknown) => error);
+    expect(AgentError.isInstance(refusedContinue) && refusedContinue.code).toBe('runtime_destroyed');
+    expect(remote.runs).toHaveLength(1);
+    expect(remote.calls).toEqual([]);
+
+    chat.abort();
+    chat.retain()();
+    chat.subscribe(() => heard.push(2))();
+    await chat.flushCheckpoint();
+    await nextTask();
+    expect(heard).toEqual([]);
+    expect(chat.getSnapshot()).toBe(view);
+    expect(chat.getSnapshot().messages.map(({ message }) => message.content)).toEqual(['Hello']);
+  });
+
+  it('saves nothing after: what its checkpoint had scheduled is dropped, the storage keeps the last save', async () => {
+    const storage = createMemoryAgentCheckpointStorage();
+    const saves: string[] = [];
+    const counting = {
+      ...storage,
+      save: (checkpoint: Parameters<typeof storage.save>[0]) => {
+        saves.push(checkpoint.sessionId);
+        return storage.save(checkpoint);
+      },
+    };
+    const { remote } = stallingCommands();
+    const chat = createXChatRuntime({
+      provider: remote.provider,
+      sessionId: 'saved',
+      checkpointStorage: counting,
+      checkpoint: { throttleMs: 60_000 },
+    });
+    await chat.restored;
+    const started = remote.nextRun();
+    const running = chat.request({ prompt: 'Go' });
+    const run = await started;
+    run.push((events) => [events.emit('message.started', { messageId: 'answer', role: 'assistant' })]);
+    await nextTask();
+    await chat.flushCheckpoint();
+    const savedBefore = saves.length;
+    expect(savedBefore).toBeGreaterThan(0);
+    run.push((events) => [events.emit('message.delta', { messageId: 'answer', delta: 'Not saved' })]);
+    await nextTask();
+    chat.destroy();
+    expect((await running).status).toBe('cancelled');
+    await nextTask();
+    await chat.flushCheckpoint();
+    // The run cancelled by the destroy is not saved: the storage keeps the conversation as it was.
+    expect(saves).toHaveLength(savedBefore);
+    const saved = (await storage.load('saved')) as AgentCheckpoint | undefined;
+    expect(saved?.state.runs[run.runId]?.status).toBe('running');
+    expect(Object.values(saved?.state.messages ?? {}).map((message) => message.content)).toEqual(['Go', '']);
+    expect(chat.getSnapshot().agentState.runs[run.runId]?.status).toBe('cancelled');
   });
 });

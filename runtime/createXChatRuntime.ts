@@ -13,7 +13,9 @@ import type { ParseAgentCheckpointOptions } from '../checkpoint/parseAgentCheckp
 import { type AgentStore, type AgentStoreOptions, createAgentStore } from '../machines/createAgentStore';
 import { selectMessages } from '../machines/selectors';
 import type { AgentCommandPayloadMap } from '../protocol/commandSchemas';
+import { AgentError } from '../protocol/errors';
 import { randomId } from '../protocol/randomId';
+import { AgentCommandError } from '../providers/AgentCommandError';
 import type { AgentRunContinuation } from '../providers/AgentProvider';
 import { type AgentProvider, type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
 import { AgentProviderError } from '../providers/AgentProviderError';
@@ -30,7 +32,7 @@ import type { AgentConnectionState } from './connectionMachine';
 import { buildConversationCheckpoint, type RestoredRun, restoreConversation } from './conversationCheckpoint';
 import { type AgentActionResult, createCommandRunner } from './createCommandRunner';
 import type { RuntimeCore, RuntimeRun } from './runtimeCore';
-import { type CommandLaneRef, commandLaneId, xChatRuntimeMachine } from './xChatRuntimeMachine';
+import { type CommandLaneRef, commandLaneId, type XChatRuntimeEvent, xChatRuntimeMachine } from './xChatRuntimeMachine';
 import type { XChatSnapshot } from './xChatSnapshot';
 
 export type { AgentActionResult } from './createCommandRunner';
@@ -169,9 +171,30 @@ export interface XChatRuntime<Input> {
   /**
    * Marks one user of this runtime (a mounted chat). When the last one releases it and none
    * takes it again within the same task (StrictMode's effects, a remount), the runs still
-   * going are cancelled: unmounting a chat is the same abort as the user's.
+   * going are cancelled and the commands in flight interrupted: unmounting a chat, or
+   * switching it to another conversation, is the same abort as the user's.
    */
   retain(): () => void;
+  /**
+   * Disposes the conversation: its streams are dropped (their runs end `cancelled` here, as
+   * with `abort`), its commands in flight fail `interrupted`, its actor (connection machine,
+   * command lanes) is stopped, and its checkpoint saves nothing more (what was scheduled is
+   * dropped: `flushCheckpoint()` first to keep it; the storage keeps the last save). Once the
+   * dropped streams have closed, its store is destroyed and its listeners are told no more.
+   *
+   * Afterwards `request` and `agentActions.continueRun` reject with an `AgentError` whose code
+   * is `runtime_destroyed`, the other actions with an `AgentCommandError` of that code;
+   * `abort`, `retain`, `subscribe`, `flushCheckpoint` and `destroy` itself do nothing, and
+   * `getSnapshot` keeps answering with the last view. A registry
+   * (`createXChatConversations`) never hands out a destroyed conversation again.
+   *
+   * @example
+   * chat.destroy();
+   * chat.destroyed; // true
+   */
+  destroy(): void;
+  /** Whether `destroy` was called. */
+  readonly destroyed: boolean;
 }
 
 function checkAgentProvider(provider: unknown): void {
@@ -220,6 +243,10 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   let checkpointError: AgentCheckpointError | undefined;
   /** Requests waiting for the restore to finish. */
   let waiting = 0;
+  /** `destroy` was called; `disposed`: and its streams have closed, its store is destroyed. */
+  let destroyed = false;
+  let disposed = false;
+  const destroyedMessage = () => `The chat runtime of session "${sessionId}" was destroyed`;
   const storage = options.checkpointStorage;
 
   // The lanes carry out their commands through the command runner, made below.
@@ -240,11 +267,15 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const ownSnapshot = runtimeActor.getSnapshot.bind(runtimeActor);
   actorSnapshot = ownSnapshot;
   runtimeActor.start();
+  /** Tells the runtime's actor, which a destroyed runtime has stopped: what its last streams say then is not news. */
+  const send = (event: XChatRuntimeEvent) => {
+    if (!destroyed) runtimeActor.send(event);
+  };
 
   /** Brings the actor's view up to date: the one transition a change costs, once per task. */
   const tell = () => {
     const view = getSnapshot();
-    if (view !== ownSnapshot().context.view) runtimeActor.send({ type: 'view.changed', view });
+    if (view !== ownSnapshot().context.view) send({ type: 'view.changed', view });
   };
   // The view is made for subscribers only: a conversation nobody watches (one switched away
   // from, one on a server) pays nothing per task for a view that nobody reads. Read while
@@ -276,6 +307,9 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   let scheduled = false;
   const notify = () => {
     scheduled = false;
+    if (disposed) return;
+    // The last of a destroyed runtime's streams has closed: its listeners hear of that, then of nothing more.
+    if (destroyed && !isStreaming()) dispose();
     if (!watched()) return;
     tell();
     // Listeners are called after the actor has taken the change, never from within it: one
@@ -332,9 +366,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     },
     isRestoring,
     findLane,
-    enqueueCommand: (runId, commandId, cancels) =>
-      runtimeActor.send({ type: 'lane.enqueue', runId, commandId, cancels }),
-    settleCancel: (runId) => runtimeActor.send({ type: 'lane.cancel_settled', runId }),
+    enqueueCommand: (runId, commandId, cancels) => send({ type: 'lane.enqueue', runId, commandId, cancels }),
+    settleCancel: (runId) => send({ type: 'lane.cancel_settled', runId }),
     closeLane: (runId) => {
       const lane = findLane(runId);
       if (lane === undefined) return;
@@ -344,11 +377,11 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         const subscription = lane.subscribe((snapshot) => {
           if (!snapshot.matches({ execution: 'idle' })) return;
           subscription.unsubscribe();
-          if (findLane(runId) === lane) runtimeActor.send({ type: 'lane.close', runId });
+          if (findLane(runId) === lane) send({ type: 'lane.close', runId });
         });
         return;
       }
-      runtimeActor.send({ type: 'lane.close', runId });
+      send({ type: 'lane.close', runId });
     },
   };
 
@@ -357,24 +390,24 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     switch (change.type) {
       case 'connecting':
         // The first attempt opens the stream; later ones are the runner's reconnects.
-        if (change.attempt === 0) runtimeActor.send({ type: 'stream.connecting', resume });
+        if (change.attempt === 0) send({ type: 'stream.connecting', resume });
         return;
       case 'connected':
-        runtimeActor.send({ type: 'stream.connected' });
+        send({ type: 'stream.connected' });
         return;
       case 'reconnecting':
-        runtimeActor.send({ type: 'stream.reconnecting', attempt: change.attempt, error: change.error });
+        send({ type: 'stream.reconnecting', attempt: change.attempt, error: change.error });
         return;
       case 'unrecoverable':
         lastError = change.error;
-        runtimeActor.send({ type: 'stream.unrecoverable', error: change.error });
+        send({ type: 'stream.unrecoverable', error: change.error });
         return;
       case 'failed':
         lastError = change.error;
-        runtimeActor.send({ type: 'stream.failed', error: change.error });
+        send({ type: 'stream.failed', error: change.error });
         return;
       case 'closed':
-        runtimeActor.send({ type: 'stream.closed' });
+        send({ type: 'stream.closed' });
         return;
     }
   };
@@ -413,7 +446,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         ...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
         onEvent: (event, admission) => {
           // After a confirmed cancel the stream is closed here: its closing events are not news.
-          if (!run.closedByCommand) commandRunner.dispatch(event, admission);
+          if (!run.closedByCommand && !disposed) commandRunner.dispatch(event, admission);
         },
         onCursor: (cursor) => {
           run.cursor = cursor;
@@ -434,29 +467,36 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
       : restoreConversation(
           core,
           { storage, ...(options.checkpoint?.migrate === undefined ? {} : { migrate: options.checkpoint.migrate }) },
-          runtimeActor,
+          { send },
           (runId) => {
             const provider = core.providerOf(runId);
             return provider.capabilities.resumable === true && provider.transport.resume !== undefined;
           },
-        ).then(({ resume, error }) => {
-          runtimeActor.send({ type: 'restore.settled' });
-          if (error !== undefined) {
-            lastError = error;
-            if (AgentCheckpointError.isInstance(error)) checkpointError = error;
-          }
-          schedule();
-          for (const run of resume) {
-            stream(run.input, core.providerOf(run.runId), undefined, 0, run).catch((failure: unknown) => {
-              lastError = failure;
-              schedule();
-            });
-          }
-        });
+        )
+          .then(({ resume, error }) => {
+            if (destroyed) return;
+            send({ type: 'restore.settled' });
+            if (error !== undefined) {
+              lastError = error;
+              if (AgentCheckpointError.isInstance(error)) checkpointError = error;
+            }
+            schedule();
+            for (const run of resume) {
+              stream(run.input, core.providerOf(run.runId), undefined, 0, run).catch((failure: unknown) => {
+                lastError = failure;
+                schedule();
+              });
+            }
+          })
+          .catch((error: unknown) => {
+            // Destroyed while restoring, the store it was filling is gone: there is nothing to restore into.
+            if (!destroyed) throw error;
+          });
 
   const startRun: StartRun = async (input, provider, continuation, autoDepth) => {
     // While the conversation is being restored, a request waits: it must not start on an empty one.
     await restored;
+    if (destroyed) throw new AgentError('runtime_destroyed', destroyedMessage());
     // A run that continues the conversation: the last error was about what came before it.
     lastError = undefined;
     return stream(input, provider, continuation, autoDepth);
@@ -479,8 +519,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     const agentState = store.getSnapshot();
     // In flight from the call until the run has ended. Not "a run is running" in AgentState:
     // a run whose events a strict store refused stays running there, with nobody streaming it.
-    let isRequesting = waiting > 0;
-    for (const run of runs.values()) if (run.controller !== undefined) isRequesting = true;
+    let isRequesting = waiting > 0 && !destroyed;
+    if (!destroyed) for (const run of runs.values()) if (run.controller !== undefined) isRequesting = true;
     if (strandedRunIds.length !== strandedRuns.size) strandedRunIds = [...strandedRuns];
     if (
       snapshot?.agentState !== agentState ||
@@ -509,6 +549,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const getSnapshot = computeView;
 
   const request = async (input: Input, requestOptions: XChatRequestOptions<Input> = {}): Promise<AgentRunResult> => {
+    if (destroyed) throw new AgentError('runtime_destroyed', destroyedMessage());
     const provider = (requestOptions.provider ?? options.provider) as AnyAgentProvider;
     checkAgentProvider(provider);
     waiting += 1;
@@ -518,32 +559,62 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     } finally {
       waiting -= 1;
     }
+    if (destroyed) throw new AgentError('runtime_destroyed', destroyedMessage());
     // A new request of the user: the last error was about what came before it.
     lastError = undefined;
     return stream(input, provider, undefined, 0);
   };
 
+  const refused = () => Promise.reject(new AgentCommandError('runtime_destroyed', destroyedMessage()));
   const agentActions: AgentActions = {
     resolveApproval: ({ runId, approvalId, decision, data, expectedVersion }) => {
+      if (destroyed) return refused();
       const payload: AgentCommandPayloadMap['approval.resolve'] = { approvalId, decision };
       if (data !== undefined) payload.data = data;
       if (expectedVersion !== undefined) payload.expectedVersion = expectedVersion;
       return commandRunner.act('approval.resolve', runId, payload);
     },
-    retryTool: ({ runId, toolCallId }) => commandRunner.act('tool.retry', runId, { toolCallId }),
-    cancelRun: ({ runId, reason }) => commandRunner.act('run.cancel', runId, reason === undefined ? {} : { reason }),
+    retryTool: ({ runId, toolCallId }) =>
+      destroyed ? refused() : commandRunner.act('tool.retry', runId, { toolCallId }),
+    cancelRun: ({ runId, reason }) =>
+      destroyed ? refused() : commandRunner.act('run.cancel', runId, reason === undefined ? {} : { reason }),
     submitToolResult: ({ runId, toolCallId, result, error }) => {
+      if (destroyed) return refused();
       const payload: AgentCommandPayloadMap['tool.submit_result'] = { toolCallId };
       if (result !== undefined) payload.result = result;
       if (error !== undefined) payload.error = error;
       return commandRunner.act('tool.submit_result', runId, payload);
     },
-    continueRun: ({ runId }) => loop.continueRun(runId),
+    continueRun: ({ runId }) =>
+      destroyed ? Promise.reject(new AgentError('runtime_destroyed', destroyedMessage())) : loop.continueRun(runId),
   };
 
-  const abort = (reason?: unknown) => {
+  const dropStreams = (reason: unknown) => {
     for (const run of runs.values()) run.controller?.abort(reason);
     commandRunner.abort(reason);
+  };
+  const abort = (reason?: unknown) => {
+    if (!destroyed) dropStreams(reason);
+  };
+
+  function isStreaming(): boolean {
+    for (const run of runs.values()) if (run.controller !== undefined) return true;
+    return false;
+  }
+  /** The end of a destroyed runtime, once its streams have closed: its store goes, and its listeners. */
+  function dispose(): void {
+    disposed = true;
+    store.destroy();
+    listeners.clear();
+  }
+  const destroy = () => {
+    if (destroyed) return;
+    dropStreams(new DOMException('The chat runtime was destroyed', 'AbortError'));
+    destroyed = true;
+    coordinator?.stop();
+    runtimeActor.stop();
+    if (!isStreaming()) dispose();
+    else schedule();
   };
 
   return {
@@ -555,6 +626,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     flushCheckpoint: () => coordinator?.flush() ?? Promise.resolve(),
     getSnapshot,
     subscribe(listener) {
+      if (destroyed) return () => undefined;
       // One entry per call: the same function subscribed twice is two subscriptions.
       const entry = () => listener();
       listeners.add(entry);
@@ -563,6 +635,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     request,
     abort,
     retain() {
+      if (destroyed) return () => undefined;
       holders += 1;
       let released = false;
       return () => {
@@ -576,6 +649,10 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
           if (holders === 0) abort(new DOMException('The chat was unmounted', 'AbortError'));
         }, 0);
       };
+    },
+    destroy,
+    get destroyed() {
+      return destroyed;
     },
   };
 }

@@ -18,6 +18,8 @@ interface RunningRun {
   /** The sequence of the run's last event so far: a command's events come after it. */
   lastSequence: number;
   renewal: ReturnType<typeof setInterval>;
+  /** The run ended here: a renewal answered after it (the lease released meanwhile) means nothing. */
+  ended: boolean;
   done: Promise<void>;
 }
 
@@ -113,9 +115,13 @@ export class RunningRuns {
       log.renewRun(sessionId, runId, instanceId, leaseMs).then(
         (held) => {
           if (held) renewedAt = asked;
-          else appender.fence(new Error('The run lease was lost: another instance may have ended the run'));
+          else if (!entry.ended) {
+            appender.fence(new Error('The run lease was lost: another instance may have ended the run'));
+          }
         },
-        (error) => this.options.onError(error, { sessionId, runId }),
+        (error) => {
+          if (!entry.ended) this.options.onError(error, { sessionId, runId });
+        },
       );
     }, leaseMs / 3);
     const entry: RunningRun = {
@@ -124,6 +130,7 @@ export class RunningRuns {
       appender,
       lastSequence: 0,
       renewal,
+      ended: false,
       done: Promise.resolve(),
     };
     entry.done = this.runToEnd(run, entry).finally(() => {
@@ -222,6 +229,8 @@ export class RunningRuns {
       this.options.onError(error, { sessionId, runId });
     }
     await entry.appender.drain();
+    entry.ended = true;
+    clearInterval(entry.renewal);
     try {
       // A run whose events stopped reaching the log is not over there: its lease is left to
       // expire, and then any instance fails it (`host_lost`) from what the log holds.
