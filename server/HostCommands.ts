@@ -20,9 +20,17 @@ export interface HostCommandsOptions {
   now: () => number;
 }
 
-/** What makes two commands with one idempotency key the same command. */
-const fingerprintOf = (command: AgentCommand) =>
-  stableJson({ type: command.type, runId: command.runId, payload: command.payload });
+const hex = (bytes: ArrayBuffer) =>
+  Array.from(new Uint8Array(bytes), (byte) => byte.toString(16).padStart(2, '0')).join('');
+
+/**
+ * What makes two commands with one idempotency key the same command: a SHA-256 of the command
+ * (its type, run and payload), so a record holds 64 characters whatever the payload's size.
+ */
+export async function fingerprintOf(command: AgentCommand): Promise<string> {
+  const text = stableJson({ type: command.type, runId: command.runId, payload: command.payload });
+  return `sha256:${hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)))}`;
+}
 
 export const failed = (code: AgentHostErrorCode, message: string): AgentCommandOutcome => ({
   status: 'failed',
@@ -40,7 +48,11 @@ export class HostCommands {
   async execute(command: AgentCommand): Promise<AgentCommandOutcome> {
     const { log, timeoutMs, leaseMs } = this.options;
     const { sessionId, idempotencyKey } = command;
-    const fingerprint = fingerprintOf(command);
+    // A command for a run the session never had stores nothing: its key is claimed only for
+    // a run that exists, so keys cannot be piled up for made-up runs (or sessions).
+    const unknown = await this.unknownRun(command);
+    if (unknown !== undefined) return unknown;
+    const fingerprint = await fingerprintOf(command);
     // Pending only while a first request can still be executing it: an instance that died
     // with the key claimed does not keep it from being tried again.
     const existing = await log.claimCommand(sessionId, idempotencyKey, fingerprint, timeoutMs + leaseMs);
@@ -81,8 +93,17 @@ export class HostCommands {
    */
   async record(command: AgentCommand, outcome: AgentCommandOutcome): Promise<AgentCommandOutcome> {
     if (outcome.status === 'failed' && outcome.error.code === 'timeout') return outcome;
-    const settled = { fingerprint: fingerprintOf(command), outcome };
+    const settled = { fingerprint: await fingerprintOf(command), outcome };
     return this.options.log.settleCommand(command.sessionId, command.idempotencyKey, settled, this.options.recordMs);
+  }
+
+  /** `unknown_run` when the session has no such run (no lease was ever taken for it, and the log has none of it). */
+  private async unknownRun(command: AgentCommand): Promise<AgentCommandOutcome | undefined> {
+    const { log, sessions } = this.options;
+    const { sessionId, runId } = command;
+    if ((await log.runOwner(sessionId, runId)).state !== 'unowned') return undefined;
+    if ((await sessions.sync(sessionId)).state.runs[runId] !== undefined) return undefined;
+    return failed('unknown_run', `Session has no run "${runId}"`);
   }
 
   /** Executes a command where its run runs; `settled` when the run's instance already recorded the outcome. */

@@ -9,7 +9,7 @@ import { postJson, readEvents, type ServedHost, serveHost } from '../tests/suppo
 import type { AgentEventLog } from './AgentEventLog';
 import { type AgentHost, type AgentHostOptions, createAgentHost } from './createAgentHost';
 import { createMemoryEventLog } from './createMemoryEventLog';
-import { stableJson } from './hostRequests';
+import { fingerprintOf } from './HostCommands';
 
 const answer: LocalAgentScript = { steps: [{ type: 'text', deltas: ['The ', 'log ', 'is ', 'clean.'] }] };
 const approvalInRun: LocalAgentScript = {
@@ -394,7 +394,7 @@ describe('what a host holds for requests that went away, and keys under contenti
     await readEvents(`${base('k2')}/events?runId=${runId}`, { stop: (frames) => frames.length >= 3 });
     const cancel = createAgentCommandFactory({ sessionId: 'k2', runId }).create('run.cancel', {});
     // Another instance claimed the key, then died before it settled it.
-    const fingerprint = stableJson({ type: cancel.type, runId, payload: cancel.payload });
+    const fingerprint = await fingerprintOf(cancel);
     await log.claimCommand('k2', cancel.idempotencyKey, fingerprint, 400);
     const blocked = await postJson(`${base('k2')}/commands`, cancel);
     expect([blocked.status, (blocked.body.error as { code: string }).code]).toEqual([504, 'timeout']);

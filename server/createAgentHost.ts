@@ -1,7 +1,7 @@
 import type { AgentState } from '../machines/agentState';
 import type { AgentCommand } from '../protocol/commandSchemas';
 import type { AgentEvent } from '../protocol/eventSchemas';
-import { parseAgentCommand, parseAgentEvent } from '../protocol/parseAgentEvent';
+import { parseAgentEvent } from '../protocol/parseAgentEvent';
 import { randomId } from '../protocol/randomId';
 import { type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvider';
 import type { AgentReconnectOptions } from '../providers/runAgentProvider';
@@ -21,6 +21,7 @@ import {
   type AgentHostRunRequest,
   describeFailure,
   MAX_ID_LENGTH,
+  parseHostCommand,
   parseRunRequest,
   readJsonBody,
   routeOf,
@@ -395,8 +396,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       return jsonResponse(await getState(sessionId));
     }
     await authorize(request, { sessionId, action: 'command' });
-    const parsed = parseAgentCommand(await readJsonBody(request, maxBodyBytes));
-    if (!parsed.success) throw new AgentHostError('invalid_command', `Invalid command: ${parsed.error.message}`);
+    const parsed = parseHostCommand(await readJsonBody(request, maxBodyBytes));
+    if (!parsed.success) throw new AgentHostError('invalid_command', parsed.message);
     if (parsed.value.sessionId !== sessionId) {
       throw new AgentHostError('session_mismatch', 'The command names another session than the path');
     }
@@ -418,8 +419,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     startRun: async (sessionId, request) => startRun(sessionId, parseRunRequest(request)),
     getState,
     async executeCommand(command) {
-      const parsed = parseAgentCommand(command);
-      if (!parsed.success) return failed('invalid_command', `Invalid command: ${parsed.error.message}`);
+      const parsed = parseHostCommand(command);
+      if (!parsed.success) return failed('invalid_command', parsed.message);
       await listening;
       return commands.execute(parsed.value);
     },

@@ -38,6 +38,38 @@ interface LogUnderTest {
   log: AgentEventLog;
   /** Makes the log lose every session, as an expired TTL, an emptied Redis or FLUSHDB would. */
   loseEverything(): Promise<void>;
+  /** Redis: how many command keys the log holds, and their bytes (key names and values). */
+  storedCommands?(): Promise<{ keys: number; bytes: number }>;
+}
+
+/** What the host asked the log to keep under idempotency keys: every claim and settlement, with its key and fingerprint. */
+interface CommandWrites {
+  claims: Array<{ sessionId: string; key: string; fingerprint: string }>;
+  settlements: Array<{ sessionId: string; key: string; fingerprint: string }>;
+}
+
+/** The log, recording what the host asks it to keep for commands. */
+function recordingCommands(log: AgentEventLog): { log: AgentEventLog; writes: CommandWrites } {
+  const writes: CommandWrites = { claims: [], settlements: [] };
+  const recording: AgentEventLog = new Proxy(log, {
+    get(target, property, receiver) {
+      if (property === 'claimCommand') {
+        return (sessionId: string, key: string, fingerprint: string, ttlMs: number) => {
+          writes.claims.push({ sessionId, key, fingerprint });
+          return target.claimCommand(sessionId, key, fingerprint, ttlMs);
+        };
+      }
+      if (property === 'settleCommand') {
+        return (...args: Parameters<AgentEventLog['settleCommand']>) => {
+          writes.settlements.push({ sessionId: args[0], key: args[1], fingerprint: args[2].fingerprint });
+          return target.settleCommand(...args);
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { log: recording, writes };
 }
 
 function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
@@ -49,6 +81,7 @@ function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
 
     async function start(options: Partial<AgentHostOptions> = {}) {
       const under = await open();
+      const recorded = recordingCommands(under.log);
       const errors: Array<{ error: unknown; sessionId: string }> = [];
       const host: AgentHost = createAgentHost({
         providers: {
@@ -60,7 +93,7 @@ function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
                 : { steps: [{ type: 'text', deltas: ['Done.'] }] },
           }),
         },
-        eventLog: under.log,
+        eventLog: recorded.log,
         heartbeatMs: 200,
         onError: (error, { sessionId }) => errors.push({ error, sessionId }),
         ...options,
@@ -71,7 +104,13 @@ function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
         await host.close();
         await under.log.close();
       });
-      return { host, under, errors, base: (sessionId: string) => `${served.url}/sessions/${sessionId}` };
+      return {
+        host,
+        under,
+        errors,
+        writes: recorded.writes,
+        base: (sessionId: string) => `${served.url}/sessions/${sessionId}`,
+      };
     }
 
     describe('a continuation cannot poison a session', () => {
@@ -153,6 +192,87 @@ function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
       });
     });
 
+    describe('identifiers and idempotency keys', () => {
+      const command = (overrides: Record<string, unknown> = {}, payload: Record<string, unknown> = {}) => ({
+        commandProtocol: 'agent-command',
+        commandProtocolVersion: '0.1',
+        type: 'run.cancel',
+        commandId: 'c1',
+        idempotencyKey: 'k1',
+        sessionId: 'i1',
+        runId: 'r1',
+        timestamp: 1,
+        payload,
+        ...overrides,
+      });
+
+      it('refuses ids and keys longer than 256 characters with 400, and stores nothing for them', async () => {
+        const { host, base, writes, under } = await start();
+        await host.startRun('i1', { provider: 'tool', input: {}, runId: 'r1' });
+        await readEvents(`${base('i1')}/events?runId=r1`, { stop: isTerminal });
+        const long = 'k'.repeat(257);
+        const cases: Array<[Record<string, unknown>, string]> = [
+          [{ idempotencyKey: long }, 'Invalid command: idempotencyKey: longer than 256 characters'],
+          [{ commandId: long }, 'Invalid command: commandId: longer than 256 characters'],
+          [{ runId: long }, 'Invalid command: runId: longer than 256 characters'],
+          [{ idempotencyKey: 'k'.repeat(1_000_000) }, 'Invalid command: idempotencyKey: longer than 256 characters'],
+        ];
+        for (const [overrides, message] of cases) {
+          const refused = await postJson(`${base('i1')}/commands`, command(overrides));
+          expect([refused.status, refused.body.error]).toEqual([400, { code: 'invalid_command', message }]);
+        }
+        const toolCall = await postJson(
+          `${base('i1')}/commands`,
+          command({ type: 'tool.submit_result' }, { toolCallId: long, result: 1 }),
+        );
+        expect((toolCall.body.error as { message: string }).message).toBe(
+          'Invalid command: payload.toolCallId: longer than 256 characters',
+        );
+        expect((await host.executeCommand(command({ idempotencyKey: long }) as never)).status).toBe('failed');
+        const runs = await postJson(`${base('i1')}/runs`, { provider: 'answer', input: {}, runId: long });
+        expect([runs.status, (runs.body.error as { message: string }).message]).toEqual([
+          400,
+          'Invalid run request: runId: longer than 256 characters',
+        ]);
+        const path = await fetch(`${base('s'.repeat(257))}/state`);
+        expect(path.status).toBe(400);
+        expect(writes).toEqual({ claims: [], settlements: [] });
+        if (under.storedCommands) expect(await under.storedCommands()).toEqual({ keys: 0, bytes: 0 });
+      });
+
+      it('stores no key for a command whose run does not exist: 200 of them hold nothing', async () => {
+        const { host, base, writes, under } = await start();
+        await host.startRun('i2', { provider: 'tool', input: {}, runId: 'r1' });
+        await readEvents(`${base('i2')}/events?runId=r1`, { stop: isTerminal });
+        for (let index = 0; index < 200; index += 1) {
+          // Half in a session that exists, half in sessions that never did.
+          const sessionId = index % 2 === 0 ? 'i2' : `ghost-${index}`;
+          const answer = await postJson(
+            `${base(sessionId)}/commands`,
+            command({ sessionId, runId: `nope-${index}`, idempotencyKey: `${index}-${'k'.repeat(250)}` }),
+          );
+          expect([answer.status, (answer.body.error as { code: string }).code]).toEqual([404, 'unknown_run']);
+        }
+        expect(writes).toEqual({ claims: [], settlements: [] });
+        if (under.storedCommands) expect(await under.storedCommands()).toEqual({ keys: 0, bytes: 0 });
+        // A run that exists takes its key, once; the record holds a fingerprint, not the payload.
+        const big = await postJson(
+          `${base('i2')}/commands`,
+          command(
+            { sessionId: 'i2', type: 'tool.submit_result' },
+            { toolCallId: 'tool-0', result: 'x'.repeat(500_000) },
+          ),
+        );
+        expect(big.status).toBeGreaterThanOrEqual(400);
+        expect(writes.claims.map(({ key, fingerprint }) => [key, fingerprint.length])).toEqual([['k1', 71]]);
+        if (under.storedCommands) {
+          const stored = await under.storedCommands();
+          expect(stored.keys).toBeGreaterThanOrEqual(1);
+          expect(stored.bytes).toBeLessThan(2_000);
+        }
+      });
+    });
+
     describe('a session the log no longer holds', () => {
       it('starts over from nothing: state, runs and events answer; a cursor from before is 410; onError hears of it', async () => {
         const { host, under, base, errors } = await start();
@@ -213,12 +333,21 @@ describeWithRedis('redis-server', () => {
     await admin?.quit();
     await redis?.stop();
   });
-  describeHardening('redis', async () => ({
-    log: createRedisEventLog({ url: redis.url, keyPrefix: `hardening${++prefixes}:` }),
-    loseEverything: async () => {
-      await admin.flushDb();
-    },
-  }));
+  describeHardening('redis', async () => {
+    const keyPrefix = `hardening${++prefixes}:`;
+    return {
+      log: createRedisEventLog({ url: redis.url, keyPrefix }),
+      loseEverything: async () => {
+        await admin.flushDb();
+      },
+      storedCommands: async () => {
+        const keys = (await admin.keys(`${keyPrefix}*`)).filter((key) => key.includes(':command:'));
+        let bytes = 0;
+        for (const key of keys) bytes += key.length + ((await admin.get(key))?.length ?? 0);
+        return { keys: keys.length, bytes };
+      },
+    };
+  });
 
   it('starts a session whose events Redis lost over from its snapshot, where Redis kept that', async () => {
     const keyPrefix = `hardening${++prefixes}:`;

@@ -1,6 +1,8 @@
 import * as z from 'zod/mini';
+import type { AgentCommand } from '../protocol/commandSchemas';
 import type { AgentValidationFailure } from '../protocol/errors';
 import { agentErrorInfoSchema } from '../protocol/eventSchemas';
+import { parseAgentCommand } from '../protocol/parseAgentEvent';
 import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from '../protocol/plainJson';
 import { toValidationFailure } from '../protocol/validationFailure';
 import type { AgentRunContinuation } from '../providers/AgentProvider';
@@ -206,9 +208,40 @@ export function parseRunRequest(body: unknown): AgentHostRunRequest {
   return request;
 }
 
-/** A protocol validation failure as a host message names it: `path: reason`, or the reason alone. */
-export function describeFailure(failure: AgentValidationFailure): string {
-  return failure.path === '' ? failure.reason : `${failure.path}: ${failure.reason}`;
+/** A protocol validation failure as a host message names it: `path: reason`, a missing field as missing. */
+export function describeFailure(failure: AgentValidationFailure, input?: unknown): string {
+  const expected = /^expected (.+), got undefined$/.exec(failure.reason)?.[1];
+  const missing = expected !== undefined && valueAt(input, failure.path.split('.')) === undefined;
+  const reason = missing ? `missing (expected ${expected})` : failure.reason;
+  return failure.path === '' ? reason : `${failure.path}: ${reason}`;
+}
+
+/**
+ * A command as the host takes it: a valid AgentCommand whose ids and key (`commandId`,
+ * `idempotencyKey`, `sessionId`, `runId`, and the payload's `approvalId` or `toolCallId`) are
+ * at most `MAX_ID_LENGTH` characters; otherwise the message names the first thing wrong.
+ */
+export function parseHostCommand(
+  body: unknown,
+): { success: true; value: AgentCommand } | { success: false; message: string } {
+  const parsed = parseAgentCommand(body);
+  if (!parsed.success) return { success: false, message: `Invalid command: ${describeFailure(parsed.error, body)}` };
+  const command = parsed.value;
+  const payload = command.payload as { approvalId?: unknown; toolCallId?: unknown };
+  const ids: Array<[string, unknown]> = [
+    ['commandId', command.commandId],
+    ['idempotencyKey', command.idempotencyKey],
+    ['sessionId', command.sessionId],
+    ['runId', command.runId],
+    ['payload.approvalId', payload.approvalId],
+    ['payload.toolCallId', payload.toolCallId],
+  ];
+  for (const [path, value] of ids) {
+    if (typeof value === 'string' && value.length > MAX_ID_LENGTH) {
+      return { success: false, message: `Invalid command: ${path}: longer than ${MAX_ID_LENGTH} characters` };
+    }
+  }
+  return { success: true, value: command };
 }
 
 /** The run request's continuation as the runner takes it: fields not given are left out, not `undefined`. */
