@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { createAgentStore } from '../../machines/createAgentStore';
+import { createAgentEventFactory } from '../../protocol/createAgentEventFactory';
 import { AgentProtocolError } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { runEvents } from '../../tests/support/events';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import {
   type AgentSessionFollowChange,
+  type AgentSessionFollowIssue,
+  type AgentSessionFollowIssues,
   type FollowAgentSessionOptions,
   followAgentSession,
 } from './followAgentSession';
@@ -180,7 +183,7 @@ describe('followAgentSession', () => {
     expect(result.types.at(-1)).toBe('closed');
   });
 
-  it('keeps following through failures: each accepted connection starts the budget over', async () => {
+  it('keeps following through failures: a connection that delivers an event starts the budget over', async () => {
     const unavailable = { status: 503, body: { error: { code: 'unavailable', message: 'Restarting' } } };
     const events = runOfEight();
     const result = await followScript(
@@ -250,6 +253,66 @@ describe('followAgentSession', () => {
     expect(result.state.issues.map((issue) => issue.code)).toEqual(['invalid_event']);
     expect(result.state.runs.r1?.status).toBe('running');
     expect(result.cursors).toEqual(['1', '2']);
+  });
+
+  it('spends the budget against a host that accepts each stream and ends it before any event', async () => {
+    const result = await followScript([{ frames: [] }, { frames: [': keep-alive\n\n'] }, { frames: [] }], {
+      after: '4',
+      reconnect: { maxAttempts: 2, initialDelay: 1, maxDelay: 1 },
+    });
+    expect(result.error).toMatchObject({ code: 'abnormal_close' });
+    expect(result.types).toEqual([
+      'connecting',
+      'connected',
+      'reconnecting',
+      'connecting',
+      'connected',
+      'reconnecting',
+      'connecting',
+      'connected',
+      'failed',
+    ]);
+    expect(result.changes.flatMap((change) => (change.type === 'reconnecting' ? [change.attempt] : []))).toEqual([
+      1, 2,
+    ]);
+  });
+
+  it("never applies another session's event: onIssue hears of it, the store does not", async () => {
+    const events = runOfEight();
+    const foreign = createAgentEventFactory({ sessionId: 's2', runId: 'x' }).create('run.started', {});
+    const heard: Array<[AgentSessionFollowIssue, AgentSessionFollowIssues]> = [];
+    const result = await followScript(
+      [{ frames: [frameOf(foreign, 1), frameOf(events[0] as AgentEvent, 2)], ending: 'stall' }],
+      { after: '0', onIssue: (issue, issues) => heard.push([issue, issues]) },
+    );
+    expect(Object.keys(result.state.runs)).toEqual(['r1']);
+    expect(Object.keys(result.state.sessions)).toEqual(['s1']);
+    expect(result.state.issues).toEqual([]);
+    const issue = {
+      code: 'session_mismatch',
+      message: 'An event of session "s2" on the stream of session "s1"',
+      cursor: '1',
+    };
+    expect(heard).toEqual([[issue, { latest: [issue], dropped: 0 }]]);
+  });
+
+  it('lets the store list at most maxIssues invalid frames; the follower keeps the latest maxIssues of the rest', async () => {
+    const events = runOfEight();
+    const junk = Array.from({ length: 5 }, (_, index) => `id: j${index}\ndata: junk ${index}\n\n`);
+    const heard: AgentSessionFollowIssues[] = [];
+    const result = await followScript([{ frames: [...junk, frameOf(events[0] as AgentEvent, 9)], ending: 'stall' }], {
+      after: '0',
+      maxIssues: 2,
+      onIssue: (_issue, issues) => heard.push(issues),
+    });
+    expect(result.state.issues.map((issue) => issue.event)).toEqual(['junk 0', 'junk 1']);
+    expect(heard.map(({ latest, dropped }) => [latest.map((issue) => issue.cursor), dropped])).toEqual([
+      [['j2'], 0],
+      [['j2', 'j3'], 0],
+      [['j3', 'j4'], 1],
+    ]);
+    expect(heard.at(-1)?.latest[1]?.code).toBe('invalid_event');
+    expect(result.state.runs.r1?.status).toBe('running');
   });
 
   it('rejects with the store error in strict mode', async () => {

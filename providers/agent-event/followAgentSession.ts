@@ -1,4 +1,6 @@
 import type { AgentStore } from '../../machines/createAgentStore';
+import { AGENT_EVENT_ADMITTED } from '../../protocol/admittedEvents';
+import { checkAgentEvent } from '../../protocol/parseAgentEvent';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 import {
@@ -24,6 +26,21 @@ import { fetchAgentHostState } from './fetchAgentHostState';
  * `failed` or `unrecoverable` (the host refused the cursor, `422`).
  */
 export type AgentSessionFollowChange = AgentConnectionChange | { type: 'reset'; cursor: string | null };
+
+/** A frame the follower did not give the store. */
+export interface AgentSessionFollowIssue {
+  /** `session_mismatch`: an event of another session; `invalid_event`: not an AgentEvent, past `maxIssues`. */
+  code: 'session_mismatch' | 'invalid_event';
+  message: string;
+  /** The frame's cursor, when it had one. */
+  cursor: string | undefined;
+}
+
+/** The follower's issues: the latest `maxIssues`, and how many older ones were dropped. */
+export interface AgentSessionFollowIssues {
+  latest: readonly AgentSessionFollowIssue[];
+  dropped: number;
+}
 
 export interface FollowAgentSessionOptions {
   /** Where the host is mounted: `/api/agent`, `https://agents.example.com/v1`. */
@@ -54,6 +71,17 @@ export interface FollowAgentSessionOptions {
   /** Largest event frame, in characters; see `createSSETransport`. Default 10 MiB. */
   maxFrameSize?: number;
   onConnection?: (change: AgentSessionFollowChange) => void;
+  /**
+   * Told of each frame the follower keeps from the store: an event of another session (never
+   * applied), or a frame that is not an AgentEvent once the store already listed `maxIssues`
+   * of them. `issues` holds the latest `maxIssues` of these, with a count of those dropped.
+   */
+  onIssue?: (issue: AgentSessionFollowIssue, issues: AgentSessionFollowIssues) => void;
+  /**
+   * How many invalid frames the store lists in its `issues` (later ones go to `onIssue` only),
+   * and how many of its own issues the follower keeps. Default 100.
+   */
+  maxIssues?: number;
   /** The cursor of each event applied: keep the last one to follow `after` it later. */
   onCursor?: (cursor: string) => void;
 }
@@ -150,6 +178,11 @@ export async function followAgentSession(options: FollowAgentSessionOptions): Pr
   let cursor = options.after;
   let needsState = cursor === undefined && Object.keys(store.getSnapshot().runs).length === 0;
   let failures = 0;
+  const maxIssues = options.maxIssues ?? 100;
+  /** Invalid frames the store was given, each listed in its `issues`. */
+  let invalidFrames = 0;
+  let issues: AgentSessionFollowIssue[] = [];
+  let droppedIssues = 0;
   /** A `connecting` was reported: one of `closed`, `failed` and `unrecoverable` is owed, once. */
   let reporting = false;
 
@@ -177,7 +210,6 @@ export async function followAgentSession(options: FollowAgentSessionOptions): Pr
       const response = await client.fetch(input, init);
       const accepted = (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
       if (response.ok && accepted) {
-        failures = 0;
         try {
           report({ type: 'connected' });
         } catch (error) {
@@ -200,6 +232,45 @@ export async function followAgentSession(options: FollowAgentSessionOptions): Pr
       throw new ConsumerFailure(error);
     }
   };
+
+  const refuse = (issue: AgentSessionFollowIssue) => {
+    issues.push(issue);
+    if (issues.length > maxIssues) {
+      droppedIssues += issues.length - maxIssues;
+      issues = issues.slice(issues.length - maxIssues);
+    }
+    consume(() => options.onIssue?.(issue, { latest: [...issues], dropped: droppedIssues }));
+  };
+
+  /**
+   * Gives the store a frame's event, checked once here; keeps other sessions' events, and
+   * invalid frames past the bound, from it. Whether it was a valid event of the session.
+   */
+  function apply(chunk: SSEChunk): boolean {
+    const value = frameValue(chunk);
+    const failure = checkAgentEvent(value);
+    if (failure !== undefined) {
+      if (invalidFrames < maxIssues) {
+        invalidFrames += 1;
+        consume(() => store.dispatch(value));
+        return false;
+      }
+      refuse({ code: 'invalid_event', message: `Not an AgentEvent: ${failure.message}`, cursor: chunk.id });
+      return false;
+    }
+    const { sessionId } = value as { sessionId: string };
+    if (sessionId !== options.sessionId) {
+      refuse({
+        code: 'session_mismatch',
+        message: `An event of session "${sessionId}" on the stream of session "${options.sessionId}"`,
+        cursor: chunk.id,
+      });
+      return false;
+    }
+    // Checked as the store would: it skips its own schema check, not its other checks.
+    consume(() => store.dispatch(value, AGENT_EVENT_ADMITTED));
+    return true;
+  }
 
   async function resetFromState(start: boolean): Promise<void> {
     const answer = await fetchAgentHostState(client, signal);
@@ -225,7 +296,8 @@ export async function followAgentSession(options: FollowAgentSessionOptions): Pr
         }
         // Frames of other names are for other clients, as an EventSource would ignore them.
         if (chunk.event !== undefined && chunk.event !== 'message') continue;
-        consume(() => store.dispatch(frameValue(chunk)));
+        // The budget bounds failures in a row: a connection that delivered an event starts it over.
+        if (apply(chunk)) failures = 0;
         if (chunk.id === undefined) continue;
         const id = chunk.id;
         cursor = id;
