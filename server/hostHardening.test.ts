@@ -385,3 +385,77 @@ describeWithRedis('redis-server', () => {
     }
   });
 });
+
+describe('what a run request may hold, checked before the schema walks it', () => {
+  const hosts: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of hosts.splice(0)) await close();
+  });
+
+  async function serve() {
+    const host = createAgentHost({
+      providers: { answer: createLocalAgentProvider({ script: answer }) },
+      onError: () => {},
+    });
+    const served = await serveHost(host.fetch);
+    hosts.push(async () => {
+      await served.close();
+      await host.close();
+    });
+    return `${served.url}/sessions/v1/runs`;
+  }
+
+  it('answers 400 naming the bound for 20 000 or 440 000 invalid approvals (59 KB and 880 KB), never 500', async () => {
+    const url = await serve();
+    for (const count of [20_000, 440_000]) {
+      const body = JSON.stringify({
+        provider: 'answer',
+        input: {},
+        continuation: { runId: 'r0', approvals: Array.from({ length: count }, () => 1) },
+      });
+      expect(body.length).toBeLessThan(1_048_576);
+      const refused = await postJson(url, body);
+      expect([refused.status, refused.body.error]).toEqual([
+        400,
+        { code: 'invalid_request', message: 'Invalid run request: continuation.approvals: at most 1000 entries' },
+      ]);
+    }
+    const results = await postJson(url, {
+      provider: 'answer',
+      input: {},
+      continuation: { runId: 'r0', approvals: [], toolResults: Array.from({ length: 1_001 }, () => ({})) },
+    });
+    expect((results.body.error as { message: string }).message).toBe(
+      'Invalid run request: continuation.toolResults: at most 1000 entries',
+    );
+  });
+
+  it('names the first thing wrong within the bound, and what is missing or unknown', async () => {
+    const url = await serve();
+    const cases: Array<[unknown, string]> = [
+      [
+        {
+          provider: 'answer',
+          input: {},
+          continuation: { runId: 'r0', approvals: Array.from({ length: 1_000 }, () => 1) },
+        },
+        'continuation.approvals.0: expected object, got number',
+      ],
+      [
+        { provider: 'answer', input: {}, continuation: { runId: 'r0' } },
+        'continuation.approvals: missing (expected array)',
+      ],
+      [{ input: {} }, 'provider: missing (expected string)'],
+      [{ provider: 'answer', prompt: 'hi' }, 'prompt: unknown field'],
+      [{ provider: '' }, 'provider: must not be empty'],
+      [[], 'the body: expected object, got array'],
+    ];
+    for (const [body, problem] of cases) {
+      const refused = await postJson(url, body);
+      expect([refused.status, refused.body.error]).toEqual([
+        400,
+        { code: 'invalid_request', message: `Invalid run request: ${problem}` },
+      ]);
+    }
+  });
+});
