@@ -49,25 +49,33 @@ export class AgentCheckpointError extends AgentError {
   declare static isInstance: (value: unknown) => value is AgentCheckpointError;
 }
 
-/** Longest piece of a path or of an id that a message shows: keys come from stored data too. */
+/**
+ * Longest id or key a message shows: keys come from stored data too. A longer one is not an
+ * id a person chose but data (a token, say), so none of it is shown, only its length.
+ */
 const MAX_SHOWN_KEY = 64;
 
-/** An id or key as a message shows it: quoted, and cut short when long (a hostile key may be megabytes). */
+/** Longest path a message shows (the deepest a checkpoint may nest, with short keys, fits). */
+const MAX_SHOWN_PATH = 1024;
+
+/** An id or key as a message shows it: quoted, or only its length when long (a hostile key may be megabytes). */
 export function describeCheckpointKey(key: string): string {
   if (key.length <= MAX_SHOWN_KEY) return JSON.stringify(key);
-  return `${JSON.stringify(key.slice(0, MAX_SHOWN_KEY))}... (${key.length} characters)`;
+  return `(an id of ${key.length} characters)`;
 }
 
-/** A dotted path with each overlong segment cut short: keys come from stored data. */
+/**
+ * A dotted path as a message shows it: a segment longer than `MAX_SHOWN_KEY` becomes
+ * `(N characters)`, and the whole is cut after `MAX_SHOWN_PATH` characters. Keys come from
+ * stored data.
+ */
 export function shortenCheckpointPath(path: string): string {
-  if (path.length <= MAX_SHOWN_KEY * 4) return path;
-  return path
+  if (path.length <= MAX_SHOWN_KEY) return path;
+  const shown = path
     .split('.')
-    .map((segment) =>
-      segment.length <= MAX_SHOWN_KEY ? segment : `${segment.slice(0, MAX_SHOWN_KEY)}...(${segment.length})`,
-    )
-    .join('.')
-    .slice(0, MAX_SHOWN_KEY * 16);
+    .map((segment) => (segment.length <= MAX_SHOWN_KEY ? segment : `(${segment.length} characters)`))
+    .join('.');
+  return shown.length <= MAX_SHOWN_PATH ? shown : `${shown.slice(0, MAX_SHOWN_PATH)}...`;
 }
 
 /** A path as a message shows it: shortened, and `(root)` for the checkpoint itself. */
@@ -78,7 +86,9 @@ export function describeCheckpointPath(path: string): string {
 /**
  * A validation reason without the values it may quote. Schema messages say `got "..."`
  * (the offending value, whole) and the state checks quote ids; a checkpoint's error must not
- * carry what was stored, so the value is dropped and quoted ids are cut short.
+ * carry what was stored, so the value is dropped, and every piece between quotes (or around
+ * them: an id may hold quotes itself) longer than a short id becomes its length. At most
+ * about 250 characters.
  */
 export function describeCheckpointReason(reason: string): string {
   const withoutValue = reason
@@ -87,8 +97,9 @@ export function describeCheckpointReason(reason: string): string {
       /\bgot (?!(?:string|number|boolean|object|array|null|undefined|bigint|symbol|function|NaN|-?Infinity)$).*$/s,
       'got a value not allowed here',
     );
-  const shortQuotes = withoutValue.replace(/"((?:[^"\\]|\\.)*)"/g, (quoted, inner: string) =>
-    inner.length <= 32 ? quoted : `"${inner.slice(0, 32)}..."`,
-  );
-  return shortQuotes.length <= 240 ? shortQuotes : `${shortQuotes.slice(0, 240)}...`;
+  const shortPieces = withoutValue
+    .split('"')
+    .map((piece) => (piece.length <= MAX_SHOWN_KEY ? piece : `(${piece.length} characters)`))
+    .join('"');
+  return shortPieces.length <= 240 ? shortPieces : `${shortPieces.slice(0, 240)}...`;
 }

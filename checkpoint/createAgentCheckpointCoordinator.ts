@@ -64,6 +64,26 @@ type CoordinatorStatus = 'idle' | 'throttled' | 'saving' | 'stopped';
 /** Whether what is scheduled may wait for the throttle window. */
 type Urgency = 'throttled' | 'immediate';
 
+/**
+ * The first record keyed `__proto__` (a run or session of that id, which the store keeps as
+ * data), as a path: a load refuses such a checkpoint, so it is not saved. Only the containers
+ * are looked at, not every value: the rest is made of events and commands, whose `__proto__`
+ * keys their validation refuses.
+ */
+function findProtoKeyedRecord(checkpoint: AgentCheckpoint): string | undefined {
+  const containers: Array<[string, unknown]> = [
+    ['inputByRun', checkpoint.inputByRun],
+    ['cursorByRun', checkpoint.cursorByRun],
+    ...Object.entries(checkpoint.state ?? {}).map(([name, value]): [string, unknown] => [`state.${name}`, value]),
+  ];
+  for (const [path, container] of containers) {
+    if (typeof container === 'object' && container !== null && Object.hasOwn(container, '__proto__')) {
+      return `${path}.__proto__`;
+    }
+  }
+  return undefined;
+}
+
 function defaultVisibility(): AgentCheckpointVisibility | undefined {
   const document = (globalThis as { document?: Partial<AgentCheckpointVisibility> }).document;
   return typeof document?.addEventListener === 'function' && typeof document.removeEventListener === 'function'
@@ -153,6 +173,14 @@ export function createAgentCheckpointCoordinator(
         'invalid_checkpoint',
         `build returned a checkpoint that is not of session ${session}; this save was skipped`,
         { path: 'sessionId' },
+      );
+    }
+    const protoKey = findProtoKeyedRecord(checkpoint);
+    if (protoKey !== undefined) {
+      return new AgentCheckpointError(
+        'invalid_checkpoint',
+        `The checkpoint of session ${session} holds a run or session of id "__proto__" (${protoKey}), which a load refuses; this save was skipped`,
+        { path: protoKey },
       );
     }
     const inputs = checkpoint.inputByRun;

@@ -63,9 +63,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Plain JSON within the depth and size limits, before any schema reads it. */
+/**
+ * Plain JSON within the depth and size limits, and no `__proto__` key anywhere (JSON.parse
+ * makes it an own field, which a later spread or assignment turns into a prototype), before
+ * any schema, `migrate` or the store reads it.
+ */
 function checkShape(value: unknown, maxSize: number): void {
-  const plain = checkPlainJson(value, { maxDepth: MAX_CHECKPOINT_DEPTH, allowProtoKeys: true });
+  const plain = checkPlainJson(value, { maxDepth: MAX_CHECKPOINT_DEPTH });
   if (plain !== undefined) throw invalid(plain.path, plain.reason);
   // Read from stored text within the limit: its JSON size is within it too.
   if (maxSize >= DEFAULT_MAX_CHECKPOINT_SIZE && isSizeCheckedCheckpointValue(value)) return;
@@ -125,7 +129,6 @@ function checkRunRecords(envelope: Envelope, state: AgentState): void {
     const failure = checkPlainJson(input);
     if (failure !== undefined) throw invalid(join(`inputByRun.${runId}`, failure.path), failure.reason);
   }
-  // zod's record skips an own `__proto__` key, so every entry is checked here again.
   for (const [runId, cursor] of Object.entries(envelope.cursorByRun)) {
     if (!isRun(runId)) throw invalid(`cursorByRun.${runId}`, 'names a run that is not in state.runs');
     if (typeof cursor !== 'string') throw invalid(`cursorByRun.${runId}`, `expected string, got ${typeof cursor}`);
@@ -150,13 +153,15 @@ function copyJson<Value>(value: Value): Value {
  * failing closed: plain JSON only (no cycles, class instances or values JSON cannot hold), at
  * most `maxSize` characters and `DEFAULT_MAX_JSON_DEPTH + 9` levels deep, schema version 1
  * (others go through `migrate`, or are `unsupported_version`), the protocol versions of this
- * package, a valid AgentState (`parseAgentState`) all of whose runs, sessions and shared state
- * belong to `sessionId`, inputs that are plain JSON without `__proto__` keys, and inputs,
- * cursors and pending commands of runs the state holds. Fields it does not know are dropped;
+ * package, no `__proto__` key anywhere (a run or session of that id included), a valid
+ * AgentState (`parseAgentState`) all of whose runs, sessions and shared state belong to
+ * `sessionId`, inputs that are plain JSON, and inputs, cursors and pending commands of runs the
+ * state holds. Fields it does not know are dropped;
  * the copy shares nothing with `value`.
  *
  * @throws AgentCheckpointError naming the first path that is wrong (`state.runs.r1.status`),
- * never what was stored there.
+ * never what was stored there: keys in the path and quoted ids longer than a short id are
+ * replaced by their length, and the message is at most about 1,300 characters.
  *
  * @example
  * const checkpoint = parseAgentCheckpoint(JSON.parse(text), {
@@ -207,7 +212,7 @@ export function parseAgentCheckpoint(value: unknown, options: ParseAgentCheckpoi
     const failure = toValidationFailure(parsed.error.issues, value);
     throw invalid(failure.path, failure.reason);
   }
-  // The checked value, not zod's output: zod's records drop an own `__proto__` key (a run id).
+  // The checked value, not zod's output, whose records are of fields zod knows.
   const envelope = value as Envelope;
   const state = parseState(envelope.state);
   checkSession(state, envelope.sessionId);

@@ -27,7 +27,7 @@ const storages: Array<[string, AgentCheckpointStorage]> = [
 
 /**
  * The checkpoint a runtime would save after the first events: the store's state, an input
- * and a cursor for each run (one of them is named `__proto__`), and a pending command.
+ * and a cursor for each run, and a pending command.
  */
 function checkpointOf(events: readonly unknown[], savedAt: number): AgentCheckpoint {
   const state = replayAgentEvents(events);
@@ -40,7 +40,6 @@ function checkpointOf(events: readonly unknown[], savedAt: number): AgentCheckpo
     commandProtocolVersion: AGENT_COMMAND_PROTOCOL_VERSION,
     sessionId: 's1',
     state,
-    // Object.fromEntries defines own fields, a `__proto__` one too.
     inputByRun: Object.fromEntries(runIds.map((runId) => [runId, { prompt: `input of ${runId}`, n: [1, 2] }])),
     cursorByRun: Object.fromEntries(running.map((runId) => [runId, `cursor-${savedAt}`])),
     pendingCommands:
@@ -70,7 +69,11 @@ describe('checkpoint restore', () => {
         fc.array(fc.nat(), { maxLength: 5 }),
         fc.constantFrom(...storages),
         async (picked, split, early, late, redeliver, [, storage]) => {
-          const scenario = buildScenario(picked, true);
+          // A run named `__proto__` is kept by the store, but no checkpoint holds one (a load
+          // refuses it; the coordinator skips such a save): here the second run has another name.
+          const scenario = buildScenario(picked, true).map((event) =>
+            event.runId === '__proto__' ? { ...event, runId: 'proto-run' } : event,
+          );
           const cut = split % (scenario.length + 1);
           const first = corrupt(scenario.slice(0, cut), early);
           const checkpoint = checkpointOf(first, cut);
