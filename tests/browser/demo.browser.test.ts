@@ -90,6 +90,8 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     // Every stream has closed.
     await expect.poll(() => lifecycleRows('connection').getAttribute('data-state')).toBe('idle');
     await screenshot('local-done');
+    // Without ?inspect, no word of the inspector.
+    expect(await page.getByTestId('inspector-note').count()).toBe(0);
     expect(pageErrors).toEqual([]);
   }, 60_000);
 
@@ -407,12 +409,16 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
       inspected.on('console', (message) => {
         if (message.type() === 'error') errors.push(message.text());
       });
-      const popup = inspected.waitForEvent('popup', { timeout: 15_000 });
+      const popup = inspected.waitForEvent('popup', { timeout: 60_000 });
       await inspected.goto(`${server.url}?inspect`);
       const inspector = await popup;
       await inspector.waitForLoadState();
       expect(inspector.url()).toBe('https://stately.ai/inspect');
       expect(inspectorRequests).toEqual(['https://stately.ai/inspect']);
+      // The page says the inspector is a popup on the internet: offline it shows only an error page.
+      expect(await inspected.getByTestId('inspector-note').textContent()).toMatch(
+        /popup.*needs the internet and popups allowed.*Offline, that window shows an error page/,
+      );
 
       await sendPrompt(inspected, 'Oslo, slowly please?');
       await expect
@@ -427,6 +433,26 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
       expect(await inspected.textContent('[data-testid="issues"]')).toBe('0 issues');
       await screenshotOf(inspected, 'inspect');
 
+      // The inspector window hears the page by postMessage, later than the page shows it: wait
+      // until it has heard what is asserted below (the tool call's actor, the connection and the
+      // view back at idle), then check all of it.
+      await inspector.waitForFunction(
+        () => {
+          const heard = (window as unknown as { heard: HeardEvent[] }).heard;
+          const names = new Map(heard.filter((e) => e.type === '@xstate.actor').map((e) => [e.sessionId, e.name]));
+          const last = (name: string) =>
+            heard.filter((e) => e.type === '@xstate.snapshot' && names.get(e.sessionId) === name).at(-1);
+          const view = last('xChat')?.view as { connectionState?: string; isRequesting?: boolean } | undefined;
+          return (
+            [...names.values()].includes('toolCall:tool-1') &&
+            last('connection')?.value === 'idle' &&
+            view?.connectionState === 'idle' &&
+            view.isRequesting === false
+          );
+        },
+        undefined,
+        { timeout: 30_000, polling: 100 },
+      );
       // The inspector heard the runtime's actors and the store's, and followed the connection.
       const heard = await inspector.evaluate(() => (window as unknown as { heard: HeardEvent[] }).heard);
       const names = new Map(heard.filter((event) => event.type === '@xstate.actor').map((e) => [e.sessionId, e.name]));
@@ -454,7 +480,7 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     } finally {
       await context.close();
     }
-  }, 45_000);
+  }, 120_000);
 });
 
 /** What the stand-in inspector window kept of each message: the inspection event's essentials. */

@@ -17,6 +17,7 @@ import {
   type DemoProviderId,
   inputFor,
 } from './demoProviders';
+import { InspectorNote } from './InspectorNote';
 import { LIFECYCLE_STYLES, LifecyclePanel } from './LifecyclePanel';
 import { createLifecycleObserver } from './lifecycleObserver';
 import { toBubbles } from './messageText';
@@ -153,6 +154,7 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
           {chat.error === undefined ? null : (
             <Alert type="error" showIcon title={chat.error.message} style={{ margin: '12px 24px 0' }} />
           )}
+          <InspectorNote search={window.location.search} />
           <ConversationPanel
             parsedMessages={chat.parsedMessages}
             isRequesting={chat.isRequesting}
