@@ -368,6 +368,8 @@ export function createSSETransport<Request = unknown>(
     try {
       response = await fetchImpl(options.url, { method, headers, body, signal });
     } catch (error) {
+      // A `fetch` that refuses with a transport error of its own (a redirect elsewhere) says what it was.
+      if (!signal.aborted && AgentTransportError.isInstance(error)) throw error;
       throw signal.aborted
         ? new AgentTransportError('aborted', 'The request was aborted', { cause: signal.reason })
         : new AgentTransportError(

@@ -87,3 +87,78 @@ describe('the host client reads answers with a bound', () => {
     expect(answer).toEqual({ ok: true, status: 200, body: { cursor: null, state: 'x'.repeat(2_000) } });
   });
 });
+
+describe('the host client follows redirects only within the origin', () => {
+  it('refuses a redirect to another origin: nothing, body or credentials, reaches it', async () => {
+    const elsewhere = await startHttpServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{}');
+    });
+    const redirecting = await startHttpServer((request, response) => {
+      response.writeHead(307, { location: `${elsewhere.url}${request.url}` });
+      response.end();
+    });
+    try {
+      const headers = { authorization: 'Bearer t0ken', 'x-api-key': 'k3y' };
+      const provider = createAgentEventProvider({ baseURL: redirecting.url, sessionId: 's1', headers });
+      const result = await runAgentProvider({
+        provider,
+        input: { provider: 'p', input: {} },
+        sessionId: 's1',
+        runId: 'r1',
+        reconnect: { maxAttempts: 3, initialDelay: 1, maxDelay: 1 },
+        onEvent: () => {},
+      });
+      expect(result.status).toBe('failed');
+      expect(result.error).toMatchObject({
+        code: 'http_error',
+        status: 307,
+        message: `POST ${redirecting.url}/sessions/s1/runs was redirected to another origin (${elsewhere.url}): refused`,
+      });
+
+      const following = await followAgentSession({
+        baseURL: redirecting.url,
+        sessionId: 's1',
+        headers,
+        after: '1',
+        store: createAgentStore(),
+        signal: new AbortController().signal,
+        reconnect: { maxAttempts: 3, initialDelay: 1, maxDelay: 1 },
+      }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(following).toMatchObject({ code: 'http_error', status: 307 });
+      expect(elsewhere.requests).toEqual([]);
+      // Not retried: one POST /runs, one GET /events.
+      expect(redirecting.requests.map((request) => request.method)).toEqual(['POST', 'GET']);
+    } finally {
+      await redirecting.close();
+      await elsewhere.close();
+    }
+  });
+
+  it('follows a redirect within the origin, with the body', async () => {
+    const host = await startHttpServer((request, response) => {
+      if (request.url.startsWith('/old/')) {
+        response.writeHead(308, { location: request.url.replace('/old/', '/new/') });
+        response.end();
+        return;
+      }
+      response.writeHead(409, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { code: 'run_exists', message: `body ${request.body}` } }));
+    });
+    try {
+      const client = createAgentHostClient({ baseURL: `${host.url}/old`, sessionId: 's1' });
+      const answer = await client.postJSON('runs', { runId: 'r1' }, new AbortController().signal);
+      expect(answer).toMatchObject({
+        ok: false,
+        status: 409,
+        refusal: { code: 'run_exists', message: 'body {"runId":"r1"}' },
+      });
+      expect(host.requests.map((request) => request.url)).toEqual(['/old/sessions/s1/runs', '/new/sessions/s1/runs']);
+    } finally {
+      await host.close();
+    }
+  });
+});

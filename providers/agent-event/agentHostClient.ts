@@ -93,12 +93,64 @@ function parseOrText(text: string): unknown {
   }
 }
 
+const MAX_REDIRECTS = 5;
+
+function requestURL(input: RequestInfo | URL): URL {
+  return new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+}
+
+/**
+ * `fetch` that follows a redirect only to the origin it was asked: the body and the headers
+ * (the credentials of `headers`) go nowhere else. A redirect to another origin, one a browser
+ * hides (`opaqueredirect`) and more than five in a row are an `http_error` with the status.
+ * 303, and 301/302 of a POST, continue as a GET without the body, as `fetch` does.
+ */
+function sameOriginFetch(fetchImpl: typeof fetch): typeof fetch {
+  return async (input, init = {}) => {
+    let url = requestURL(input);
+    let request: RequestInit = { ...init, redirect: 'manual' };
+    for (let hops = 0; ; hops += 1) {
+      const response = await fetchImpl(url, request);
+      const method = (request.method ?? 'GET').toUpperCase();
+      if (response.type === 'opaqueredirect') {
+        throw new AgentTransportError('http_error', `${method} ${url} was redirected: refused`, { status: 0 });
+      }
+      const location = response.headers.get('location');
+      if (response.status < 300 || response.status > 399 || location === null) return response;
+      response.body?.cancel().catch(() => {});
+      const target = new URL(location, url);
+      const { status } = response;
+      if (target.origin !== url.origin) {
+        throw new AgentTransportError(
+          'http_error',
+          `${method} ${url} was redirected to another origin (${target.origin}): refused`,
+          { status },
+        );
+      }
+      if (hops >= MAX_REDIRECTS) {
+        throw new AgentTransportError(
+          'http_error',
+          `${method} ${url} was redirected more than ${MAX_REDIRECTS} times`,
+          {
+            status,
+          },
+        );
+      }
+      if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+        const { body: _body, ...rest } = request;
+        request = { ...rest, method: 'GET' };
+      }
+      url = target;
+    }
+  };
+}
+
 /** Makes the client of one session of a host mounted at `baseURL`. */
 export function createAgentHostClient(options: AgentHostClientOptions): AgentHostClient {
   const base = String(options.baseURL).replace(/\/+$/, '');
   const sessionURL = `${base}/sessions/${encodeURIComponent(options.sessionId)}`;
   // Bound to globalThis: a bare `fetch` reference called as a method throws "Illegal invocation" in browsers.
-  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const fetchImpl = sameOriginFetch(options.fetch ?? globalThis.fetch.bind(globalThis));
   const idleTimeoutMs = idleTimeoutOf(options.idleTimeoutMs);
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 
@@ -148,7 +200,8 @@ export function createAgentHostClient(options: AgentHostClientOptions): AgentHos
         bodyExcerpt: text.slice(0, BODY_EXCERPT_LIMIT),
       };
     } catch (error) {
-      if (AgentTransportError.isInstance(error) && error.code === 'response_too_large') throw error;
+      // Its own refusals (a redirect elsewhere, an answer too large) are already typed.
+      if (AgentTransportError.isInstance(error) && error.code !== 'aborted') throw error;
       if (timedOut) {
         throw new AgentTransportError('timeout', `${method} ${target} answered nothing for ${idleTimeoutMs} ms`);
       }
