@@ -201,7 +201,8 @@ describe('never reconnecting', () => {
         if (change.type === 'reconnecting') setTimeout(() => controller.abort(), 10);
       },
     });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Not the 59.4 s backoff: half of it is a bound no machine's load reaches.
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(outcome.result).toEqual({ runId: 'r1', status: 'cancelled' });
     expect(typesOf(outcome.events).slice(-2)).toEqual(['message.cancelled', 'run.cancelled']);
     expect(describeChanges(outcome.changes)).toEqual(['connecting 0', 'connected', 'reconnecting 1 59400', 'closed']);

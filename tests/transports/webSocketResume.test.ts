@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentProvider } from '../../providers/AgentProvider';
@@ -15,6 +15,7 @@ import { describeChanges, runLog } from '../support/runLog';
 
 let server: WebSocketServer | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   for (const client of server?.clients ?? []) client.terminate();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
@@ -72,39 +73,69 @@ const waitFor = async (check: () => boolean) => {
     await new Promise((resolve) => setTimeout(resolve, 10));
 };
 const signal = () => new AbortController().signal;
-/** Short, yet far above a loaded machine's pauses between messages. */
 const IDLE_MS = 200;
+
+/**
+ * The transport's idle timer on a fake clock (its timers and `Date.now`), so a loaded machine's
+ * pause never looks like a silent socket: the idle time passes when the test says so.
+ */
+const useFakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+
+/** `stream`, calling `afterFrame(n)` once the consumer has taken frame `n` and asks for more. */
+async function* tapped<Frame>(stream: AsyncIterable<Frame>, afterFrame: (n: number) => void): AsyncGenerator<Frame> {
+  let n = 0;
+  for await (const frame of stream) {
+    yield frame;
+    n += 1;
+    afterFrame(n);
+  }
+}
 
 describe('createWebSocketTransport idle timeout', () => {
   it('ends a silent socket with timeout and closes it', async () => {
+    useFakeClock();
     const { url, connections } = await startServer((socket) => socket.send(JSON.stringify({ id: 'c1', n: 1 })));
-    const started = Date.now();
     const { frames, error } = await read(
-      transportFor(url, { idleTimeoutMs: IDLE_MS }).open({ prompt: 'hi' }, signal()),
+      // The socket is silent after its first frame: the idle time passes.
+      tapped(transportFor(url, { idleTimeoutMs: IDLE_MS }).open({ prompt: 'hi' }, signal()), () =>
+        setImmediate(() => vi.advanceTimersByTime(IDLE_MS)),
+      ),
     );
     expect(frames).toEqual([{ id: 'c1', n: 1 }]);
     expect(error).toMatchObject({ code: 'timeout', message: `WebSocket ${url} sent nothing for ${IDLE_MS} ms` });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    vi.useRealTimers();
     await waitFor(() => connections[0]?.closeCode !== undefined);
     expect(connections[0]?.closeCode).toBe(1000);
   });
 
   it('keeps a socket that sends more often than the timeout, and is off with 0', async () => {
+    useFakeClock();
+    // Five frames, with half the idle timeout passing on the client's clock before each next
+    // one: 500 ms in all, never 200 ms without a frame.
+    let sendNext: () => void = () => {};
     const { url } = await startServer((socket) => {
       let n = 0;
-      const timer = setInterval(() => {
+      sendNext = () => {
         n += 1;
-        socket.send(JSON.stringify({ n }));
-        if (n === 5) {
-          clearInterval(timer);
-          socket.close(1000);
-        }
-      }, 20);
+        if (n <= 5) socket.send(JSON.stringify({ n }));
+        else socket.close(1000);
+      };
+      sendNext();
     });
-    const steady = await read(transportFor(url, { idleTimeoutMs: IDLE_MS }).open({}, signal()));
+    const steady = await read(
+      tapped(transportFor(url, { idleTimeoutMs: IDLE_MS }).open({}, signal()), () => {
+        vi.advanceTimersByTime(IDLE_MS / 2);
+        sendNext();
+      }),
+    );
     expect(steady.error).toBeUndefined();
     expect(steady.frames).toHaveLength(5);
-    const off = await read(transportFor(url, { idleTimeoutMs: 0 }).open({}, signal()));
+    const off = await read(
+      tapped(transportFor(url, { idleTimeoutMs: 0 }).open({}, signal()), () => {
+        vi.advanceTimersByTime(IDLE_MS * 10);
+        sendNext();
+      }),
+    );
     expect(off.error).toBeUndefined();
     expect(off.frames).toHaveLength(5);
   });
