@@ -46,11 +46,14 @@ export type AgentHostErrorCode = keyof typeof AGENT_HOST_ERROR_STATUS;
  */
 export class AgentHostError extends AgentError {
   override readonly code: AgentHostErrorCode;
+  /** When the client may try again, in seconds: the answer's `Retry-After`. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: AgentHostErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: AgentHostErrorCode, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(code, message, options);
     this.name = 'AgentHostError';
     this.code = code;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 
   get status(): number {
@@ -73,5 +76,8 @@ export function errorResponse(error: unknown): Response {
   const hostError = AgentHostError.isInstance(error)
     ? error
     : new AgentHostError('internal_error', 'The host failed to handle the request');
-  return jsonResponse({ error: { code: hostError.code, message: hostError.message } }, hostError.status);
+  const response = jsonResponse({ error: { code: hostError.code, message: hostError.message } }, hostError.status);
+  if (hostError.retryAfterSeconds !== undefined)
+    response.headers.set('retry-after', String(hostError.retryAfterSeconds));
+  return response;
 }

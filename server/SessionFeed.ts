@@ -1,4 +1,6 @@
 import type { AgentEventLog, AgentEventLogEntry } from './AgentEventLog';
+import { AgentHostError } from './AgentHostError';
+import type { CatchUpPass } from './CatchUpReaders';
 
 /** One log entry as event-stream readers need it: its SSE frame, made once for all of them. */
 export interface EncodedEntry {
@@ -13,9 +15,13 @@ export interface SessionFeedOptions {
   /** Entries kept for readers near the live edge; a reader further behind reads the log itself. */
   capacity: number;
   pageSize: number;
+  /** At most about this many bytes of events in one read of the log (one entry at least). Default 1 MiB. */
+  pageBytes?: number;
   /** How long the feed's own read of the log waits for an append before it looks again. */
   followMs: number;
 }
+
+const DEFAULT_PAGE_BYTES = 1_048_576;
 
 export function encodeEntry({ cursor, event }: AgentEventLogEntry): EncodedEntry {
   return { cursor, runId: event.runId, type: event.type, frame: `id: ${cursor}\ndata: ${JSON.stringify(event)}\n\n` };
@@ -77,26 +83,40 @@ export class SessionFeed {
   /**
    * Up to `limit` entries after `after`, waiting up to `timeoutMs` when there are none yet.
    * Rejects as `log.read` does (`invalid_cursor`, `cursor_expired`) for a cursor outside the
-   * feed's window.
+   * feed's window. A reader outside the window reads the log with its `pass`, which holds a
+   * place among the readers catching up until it reaches the window or the log's edge: with
+   * no place free, a first read (`timeoutMs` 0) rejects with `unavailable` (retry after a
+   * second), a later one waits for a place up to `timeoutMs`, then resolves `[]`.
    */
   async read(
     after: string | undefined,
     limit: number,
     timeoutMs: number,
     signal?: AbortSignal,
+    pass?: CatchUpPass,
   ): Promise<readonly EncodedEntry[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const position = this.positionAfter(after);
       if (position !== undefined) {
+        pass?.leave();
         const end = this.start + this.entries.length - this.head;
         if (position < end) {
           const from = this.head + (position - this.start);
           return this.entries.slice(from, from + Math.min(limit, end - position));
         }
       } else {
-        const page = await this.log.read(this.sessionId, { after, limit });
+        if (pass !== undefined && !(await pass.enter(Math.max(0, deadline - Date.now()), signal))) {
+          if (timeoutMs > 0) return [];
+          throw new AgentHostError('unavailable', 'Too many readers are catching up on this host: retry shortly', {
+            retryAfterSeconds: 1,
+          });
+        }
+        const maxBytes = this.options.pageBytes ?? DEFAULT_PAGE_BYTES;
+        const page = await this.log.read(this.sessionId, { after, limit, maxBytes });
         if (page.length > 0) return page.map(encodeEntry);
+        // At the log's edge: caught up.
+        pass?.leave();
         if (signal?.aborted || this.readers === 0) return [];
         // At the log's edge: the feed follows from here unless it already follows.
         if (!this.started) this.begin(after);
@@ -153,6 +173,7 @@ export class SessionFeed {
         page = await this.log.follow(this.sessionId, {
           after: this.edge,
           limit: this.options.pageSize,
+          maxBytes: this.options.pageBytes ?? DEFAULT_PAGE_BYTES,
           timeoutMs: this.options.followMs,
           signal,
         });

@@ -14,6 +14,7 @@ import {
   errorResponse,
   jsonResponse,
 } from './AgentHostError';
+import { CatchUpReaders } from './CatchUpReaders';
 import { createEventStream } from './createEventStream';
 import { createMemoryEventLog } from './createMemoryEventLog';
 import { failed, HostCommands } from './HostCommands';
@@ -77,6 +78,13 @@ export interface AgentHostOptions {
   feedCapacity?: number;
   /** Events read from the log at once for a reader. Default 256. */
   pageSize?: number;
+  /**
+   * Event-stream readers of the whole instance that may read the log at once to catch up
+   * (behind what their session's feed holds, from a session's start, say). Past it a new
+   * stream is answered `503 unavailable` with `Retry-After: 1`, and an open one that fell
+   * behind waits its turn. Default 32.
+   */
+  maxCatchUpReaders?: number;
   /** Bytes of frames queued for a reader that does not read before the host stops reading for it. Default 1 MiB. */
   maxQueuedBytes?: number;
   /** A reader whose queue stays full this long is dropped with its cursor. Default 30 000 ms. */
@@ -229,6 +237,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   });
   /** The feed of each session some reader on this instance follows. */
   const feeds = new Map<string, SessionFeed>();
+  const catchUpReaders = new CatchUpReaders(options.maxCatchUpReaders ?? 32);
   const feedOf = (sessionId: string): SessionFeed => {
     let feed = feeds.get(sessionId);
     if (feed === undefined) {
@@ -337,9 +346,10 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     const runId = url.searchParams.get('runId') ?? undefined;
     const feed = feedOf(sessionId);
     feed.acquire();
+    const catchUp = catchUpReaders.pass();
     let firstPage: readonly EncodedEntry[];
     try {
-      firstPage = await feed.read(after === '' ? undefined : after, pageSize, 0);
+      firstPage = await feed.read(after === '' ? undefined : after, pageSize, 0, undefined, catchUp);
       if (runId !== undefined && !runs.has(sessionId, runId)) {
         const owner = await log.runOwner(sessionId, runId);
         if (owner.state === 'unowned' && (await getState(sessionId)).state.runs[runId] === undefined) {
@@ -347,6 +357,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         }
       }
     } catch (error) {
+      catchUp.leave();
       feed.release();
       throw fromLogError(error);
     }
@@ -354,6 +365,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       feed,
       after: after === '' ? undefined : after,
       firstPage,
+      catchUp,
       runId,
       pageSize,
       maxQueuedBytes: options.maxQueuedBytes ?? 1_048_576,

@@ -1,3 +1,4 @@
+import type { CatchUpPass } from './CatchUpReaders';
 import type { EncodedEntry, SessionFeed } from './SessionFeed';
 
 export interface EventStreamOptions {
@@ -7,6 +8,8 @@ export interface EventStreamOptions {
   after: string | undefined;
   /** Entries already read after `after` (the request's first read, which checked its cursor). */
   firstPage: readonly EncodedEntry[];
+  /** The reader's place among the readers catching up (the first read's); given back when the stream ends. */
+  catchUp?: CatchUpPass | undefined;
   /** Only this run's events, ending after its terminal event. */
   runId?: string | undefined;
   /** Entries read from the log at once; one queued chunk holds at most this many frames. */
@@ -95,6 +98,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
     finished = true;
     clearTimeout(dropTimer);
     stop.abort();
+    options.catchUp?.leave();
     feed.release();
     controller.close();
   }
@@ -131,7 +135,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
         while (!finished) {
           let page: readonly EncodedEntry[];
           try {
-            page = await feed.read(after, options.pageSize, waitMs(), stop.signal);
+            page = await feed.read(after, options.pageSize, waitMs(), stop.signal, options.catchUp);
           } catch {
             // The log failed or trimmed past this reader: ending the stream makes the client
             // resume from its cursor, and the answer to that request says which it was.
@@ -168,6 +172,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
         finished = true;
         clearTimeout(dropTimer);
         stop.abort();
+        options.catchUp?.leave();
         feed.release();
       },
     },

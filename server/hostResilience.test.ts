@@ -1,10 +1,11 @@
 // What the host's use of its event log must survive, on both logs: a run ending while its
 // lease renewal is in flight, the Redis connection killed under running runs, many readers
 // catching up from a session's start at once. The Redis cases start their own redis-server.
+import { connect } from 'node:net';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
-import { postJson, readEvents, type ServedHost, serveHost } from '../tests/support/hostClient';
+import { postJson, readEvents, readFrames, type ServedHost, serveHost } from '../tests/support/hostClient';
 import { describeWithRedis, startRedisServer, type TestRedisServer } from '../tests/support/redisServer';
 import type { AgentEventLog } from './AgentEventLog';
 import { type AgentHost, type AgentHostOptions, createAgentHost } from './createAgentHost';
@@ -19,6 +20,13 @@ const providers = {
     script: { steps: [{ type: 'text', deltas: ['The ', 'log ', 'is ', 'clean.'] }] },
   }),
   // Forty words, 25 ms apart: a run still streaming while the test does something to the log.
+  // Four hundred messages of 16 KB at once: a session larger than what sockets
+  // buffer for a client that does not read, to catch up on page by page.
+  many: createLocalAgentProvider({
+    script: {
+      steps: Array.from({ length: 400 }, (_, i) => ({ type: 'text', deltas: [`${i} ${'w'.repeat(16_000)}`] })),
+    },
+  }),
   slow: createLocalAgentProvider({
     script: { steps: [{ type: 'text', deltas: Array.from({ length: 40 }, (_, i) => `w${i} `) }], delayMs: 25 },
   }),
@@ -59,6 +67,24 @@ function renewalRacingRelease(log: AgentEventLog, waitMs: number): AgentEventLog
   });
 }
 
+/** A client that asks for `url` and, once the answer's head came, stops reading (its socket paused). */
+function stalledReader(url: string): Promise<{ status: number; close: () => void }> {
+  const { hostname, port, pathname, search } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let head = '';
+    socket.once('error', reject);
+    socket.on('data', (chunk) => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n')) return;
+      socket.removeAllListeners('data');
+      socket.pause();
+      resolve({ status: Number(head.split(' ')[1]), close: () => socket.destroy() });
+    });
+    socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+  });
+}
+
 function describeResilience(name: string, open: () => Promise<AgentEventLog>) {
   describe(`${name} log`, () => {
     const cleanups: Array<() => Promise<void>> = [];
@@ -96,6 +122,43 @@ function describeResilience(name: string, open: () => Promise<AgentEventLog>) {
       await host.close();
       expect(errors.map(({ error }) => String(error))).toEqual([]);
       expect(await log.runOwner('l1', 'r1')).toEqual({ state: 'ended' });
+    });
+
+    it('at most maxCatchUpReaders read the log at once to catch up: the next is 503 with Retry-After, until one ends', async () => {
+      const { host, base } = await start({ maxCatchUpReaders: 2, pageSize: 5, feedCapacity: 8, maxQueuedBytes: 512 });
+      await host.startRun('c1', { provider: 'many', input: {}, runId: 'r1' });
+      const all = await readEvents(`${base('c1')}/events?runId=r1`, { stop: isTerminal, timeoutMs: 60_000 });
+      expect(all.events.length).toBeGreaterThan(400);
+      // Two readers from the start that do not read: each holds its place, its queue full.
+      const stalled = [await stalledReader(`${base('c1')}/events`), await stalledReader(`${base('c1')}/events`)];
+      expect(stalled.map((reader) => reader.status)).toEqual([200, 200]);
+      const refused = await fetch(`${base('c1')}/events`);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('unavailable');
+      // Requests that do not catch up are served meanwhile.
+      const state = await fetch(`${base('c1')}/state`);
+      expect(state.status).toBe(200);
+      expect(
+        ((await state.json()) as { state: { runs: Record<string, { status: string }> } }).state.runs.r1?.status,
+      ).toBe('completed');
+      // One of them goes away: its place is given back, and a reader from the start reads it all, in pages.
+      stalled[0]!.close();
+      let response = await fetch(`${base('c1')}/events?runId=r1`);
+      // The host hears of the abort a moment later: a client retries as Retry-After says (sooner here).
+      for (let attempt = 0; response.status === 503 && attempt < 200; attempt += 1) {
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        response = await fetch(`${base('c1')}/events?runId=r1`);
+      }
+      expect(response.status).toBe(200);
+      const frames = [];
+      for await (const frame of readFrames(response)) {
+        frames.push(frame);
+        if (isTerminal([frame])) break;
+      }
+      expect(frames.map((frame) => frame.id)).toEqual(all.frames.map((frame) => frame.id));
+      stalled[1]!.close();
     });
   });
 }
