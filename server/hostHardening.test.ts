@@ -273,6 +273,32 @@ function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
       });
     });
 
+    describe('a session that never existed', () => {
+      it('reads as empty (state 200 with cursor null, events follow until its first run), alike on every log', async () => {
+        const { host, base } = await start();
+        const state = await fetch(`${base('never')}/state`);
+        expect(state.status).toBe(200);
+        const { state: empty, cursor } = await state.json();
+        expect([cursor, empty.runs, empty.issues]).toEqual([null, {}, []]);
+
+        // A follower subscribed before the session's first run sees that run.
+        const following = readEvents(`${base('never')}/events`, { stop: isTerminal });
+        const started = await postJson(`${base('never')}/runs`, { provider: 'answer', input: {}, runId: 'first' });
+        expect(started.body).toEqual({ runId: 'first', cursor: null });
+        const followed = await following;
+        expect(followed.status).toBe(200);
+        expect(followed.events.map((event) => event.runId)).toEqual(followed.events.map(() => 'first'));
+        expect(followed.events[0]?.type).toBe('run.started');
+
+        const cursorOfAnother = followed.frames[0]?.id as string;
+        const stale = await fetch(`${base('never-either')}/events`, { headers: { 'last-event-id': cursorOfAnother } });
+        expect([stale.status, (await stale.json()).error.code]).toEqual([410, 'cursor_expired']);
+        const unknown = await fetch(`${base('never-either')}/events?runId=nope`);
+        expect([unknown.status, (await unknown.json()).error.code]).toEqual([404, 'unknown_run']);
+        expect((await host.getState('never-either')).cursor).toBeNull();
+      });
+    });
+
     describe('a session the log no longer holds', () => {
       it('starts over from nothing: state, runs and events answer; a cursor from before is 410; onError hears of it', async () => {
         const { host, under, base, errors } = await start();
@@ -456,6 +482,54 @@ describe('what a run request may hold, checked before the schema walks it', () =
         400,
         { code: 'invalid_request', message: `Invalid run request: ${problem}` },
       ]);
+    }
+  });
+});
+
+describe('request bodies are JSON only', () => {
+  it('answers 415 unsupported_media_type to a body that is not application/json, before reading it', async () => {
+    const host = createAgentHost({
+      providers: { answer: createLocalAgentProvider({ script: answer }) },
+      onError: () => {},
+    });
+    const served = await serveHost(host.fetch);
+    try {
+      const body = JSON.stringify({ provider: 'answer', input: {} });
+      const types: Array<string | undefined> = [
+        'text/plain',
+        'text/plain;charset=UTF-8',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        undefined,
+      ];
+      for (const endpoint of ['runs', 'commands']) {
+        for (const type of types) {
+          const response = await fetch(`${served.url}/sessions/m1/${endpoint}`, {
+            method: 'POST',
+            headers: type === undefined ? {} : { 'content-type': type },
+            // A string body makes fetch send text/plain unless told otherwise: a Blob without a type sends none.
+            body: type === undefined ? new Blob([body]) : body,
+          });
+          expect([endpoint, type, response.status, (await response.json()).error.code]).toEqual([
+            endpoint,
+            type,
+            415,
+            'unsupported_media_type',
+          ]);
+        }
+      }
+      expect((await host.getState('m1')).state.runs).toEqual({});
+      for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON']) {
+        const accepted = await fetch(`${served.url}/sessions/m1/runs`, {
+          method: 'POST',
+          headers: { 'content-type': type },
+          body,
+        });
+        expect([type, accepted.status]).toEqual([type, 202]);
+      }
+    } finally {
+      await served.close();
+      await host.close();
     }
   });
 });

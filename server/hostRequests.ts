@@ -95,8 +95,21 @@ export function routeOf(request: Request, basePath: string): { sessionId: string
   return { sessionId, endpoint };
 }
 
-/** Reads a JSON body of at most `limit` bytes, without holding more than that. */
+/**
+ * Reads a JSON body of at most `limit` bytes, without holding more than that. Only a body
+ * sent as `application/json` is read: the types a form or a cross-site `fetch` may send
+ * without a preflight (`text/plain`, form encodings) are `unsupported_media_type`, so a page
+ * on another site cannot start runs or send commands where authorization rides on cookies.
+ */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const mediaType = (request.headers.get('content-type') ?? '').split(';', 1)[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    await request.body?.cancel().catch(() => {});
+    throw new AgentHostError(
+      'unsupported_media_type',
+      `The body must be sent as application/json, not ${mediaType === '' ? 'without a content-type' : mediaType}`,
+    );
+  }
   if (request.body === null) throw new AgentHostError('invalid_request', 'The request has no body; send JSON');
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];

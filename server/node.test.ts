@@ -123,4 +123,31 @@ describe('toNodeHandler: whatever arrives, it answers and the process lives', ()
     }
     expect(calls).toBe(2);
   });
+
+  it('answers a body it refuses or stops reading (415, 413), then closes that connection; the process lives', async () => {
+    const host = createAgentHost({ providers: {}, onError: () => {}, maxBodyBytes: 1_000 });
+    cleanups.push(() => host.close());
+    const port = await serve(host.fetch);
+    const big = JSON.stringify({ provider: 'p', input: 'x'.repeat(2_000_000) });
+    const cases: Array<[string, number, string]> = [
+      ['text/plain', 415, 'unsupported_media_type'],
+      ['application/json', 413, 'payload_too_large'],
+    ];
+    for (const [type, status, code] of cases) {
+      const answer = await fetch(`http://127.0.0.1:${port}/sessions/s/runs`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: big,
+      }).catch((error: unknown) => error);
+      // The answer may come before the whole body is sent: the client may see it, or a reset.
+      if (answer instanceof Response) {
+        expect([answer.status, (await answer.json()).error.code, answer.headers.get('connection')]).toEqual([
+          status,
+          code,
+          'close',
+        ]);
+      }
+      expect((await fetch(`http://127.0.0.1:${port}/sessions/s/state`)).status).toBe(200);
+    }
+  });
 });

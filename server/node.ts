@@ -10,6 +10,46 @@ const UNSERVED_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 /** A `Host` header: a name or an IPv4 address (or an IPv6 one in brackets), and an optional port. */
 const HOST_HEADER = /^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/;
 
+/**
+ * The body of a node request as a web stream, read as the handler pulls. Not
+ * `Readable.toWeb`: its cancel destroys the request (and with it the socket the answer goes
+ * out on), and data already on its way then hits a closed controller, which throws outside
+ * any handler. Here a cancelled body is read on and dropped, and `cancelled` says so, so the
+ * connection is closed after the answer instead of carrying the rest.
+ */
+function bodyOf(request: IncomingMessage): { body: ReadableStream<Uint8Array>; cancelled: () => boolean } {
+  let finished = false;
+  let cancelled = false;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      request.on('data', (chunk: Buffer) => {
+        if (finished) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) request.pause();
+      });
+      request.once('end', () => {
+        if (finished) return;
+        finished = true;
+        controller.close();
+      });
+      request.once('error', (error) => {
+        if (finished) return;
+        finished = true;
+        controller.error(error);
+      });
+    },
+    pull() {
+      request.resume();
+    },
+    cancel() {
+      finished = true;
+      cancelled = true;
+      request.resume();
+    },
+  });
+  return { body, cancelled: () => cancelled };
+}
+
 /** What a request that cannot become a web `Request` is answered with. */
 interface Refusal {
   status: 400 | 501;
@@ -23,7 +63,10 @@ interface Refusal {
  * `Host`, a port out of range, credentials in the URL, a method such as TRACE) is a refusal,
  * never a throw: this runs outside any handler, where a throw ends the process.
  */
-function toRequest(request: IncomingMessage, signal: AbortSignal): Request | Refusal {
+function toRequest(
+  request: IncomingMessage,
+  signal: AbortSignal,
+): { request: Request; cancelled: () => boolean } | Refusal {
   const method = request.method ?? 'GET';
   if (UNSERVED_METHODS.has(method.toUpperCase())) {
     return { status: 501, code: 'not_implemented', message: `The host does not serve ${method} requests` };
@@ -45,12 +88,9 @@ function toRequest(request: IncomingMessage, signal: AbortSignal): Request | Ref
       for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
     }
     const hasBody = method !== 'GET' && method !== 'HEAD';
-    return new Request(url, {
-      method,
-      headers,
-      signal,
-      ...(hasBody ? { body: Readable.toWeb(request) as unknown as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
-    } as RequestInit);
+    const body = hasBody ? bodyOf(request) : undefined;
+    const init = { method, headers, signal, ...(body ? { body: body.body, duplex: 'half' } : {}) };
+    return { request: new Request(url, init as RequestInit), cancelled: body?.cancelled ?? (() => false) };
   } catch {
     return { status: 400, code: 'invalid_request', message: 'The request line or a header is not valid' };
   }
@@ -83,16 +123,16 @@ export function toNodeHandler(
   return (request, response) => {
     const controller = new AbortController();
     response.on('close', () => controller.abort());
-    const webRequest = toRequest(request, controller.signal);
-    if (!(webRequest instanceof Request)) {
+    const converted = toRequest(request, controller.signal);
+    if (!('request' in converted)) {
       // The body is not read: the connection closes after the answer rather than carry it.
       response.setHeader('connection', 'close');
-      answerJson(response, webRequest.status, { code: webRequest.code, message: webRequest.message });
+      answerJson(response, converted.status, { code: converted.code, message: converted.message });
       return;
     }
     let answering: Promise<Response>;
     try {
-      answering = handler(webRequest);
+      answering = handler(converted.request);
     } catch (error) {
       answering = Promise.reject(error);
     }
@@ -102,6 +142,8 @@ export function toNodeHandler(
         answer.headers.forEach((value, name) => {
           headers[name] = value;
         });
+        // A body the handler did not read to its end (refused, too large) is not carried on the connection.
+        if (converted.cancelled()) headers.connection = 'close';
         response.writeHead(answer.status, headers);
         // node:http holds the head back until the first body write: an event stream with
         // nothing to send yet would keep the client waiting for its headers.
@@ -122,6 +164,7 @@ export function toNodeHandler(
           response.destroy();
           return;
         }
+        if (converted.cancelled()) response.setHeader('connection', 'close');
         answerJson(response, 500, { code: 'internal_error', message: 'The host failed to handle the request' });
       });
   };
