@@ -599,3 +599,39 @@ describe('createAgentStore: reset', () => {
     expect(ownProtoEntry(restored.getSnapshot().runs)?.status).toBe('running');
   });
 });
+
+describe('an approval still waiting when its run fails or is cancelled', () => {
+  // No protocol event cancels an approval, so a runtime that stops a run (a Stop included)
+  // has no way to close it first: the terminal closes it, and that breaks no rule.
+  for (const terminal of ['run.cancelled', 'run.failed'] as const) {
+    it(`is cancelled (run_terminated) by ${terminal}, even in strict mode, without an issue`, () => {
+      const store = createAgentStore({ protocolMode: 'strict' });
+      const events = runEvents('r1');
+      store.dispatch(events.create('run.started', {}));
+      store.dispatch(events.create('approval.requested', { approvalId: 'a1', description: 'Deploy?' }));
+      store.dispatch(
+        terminal === 'run.cancelled'
+          ? events.create('run.cancelled', { reason: 'user' })
+          : events.create('run.failed', { error: { message: 'upstream closed' } }),
+      );
+      const state = store.getSnapshot();
+      expect(state.runs.r1?.status).toBe(terminal === 'run.cancelled' ? 'cancelled' : 'failed');
+      expect(state.approvals[getAgentEntityKey('r1', 'a1')]).toMatchObject({
+        status: 'cancelled',
+        reason: 'run_terminated',
+      });
+      expect(state.issues).toEqual([]);
+    });
+  }
+
+  it('is still an issue when the run completes without resolving it or listing it as pending', () => {
+    const store = createAgentStore();
+    const events = runEvents('r1');
+    store.dispatch(events.create('run.started', {}));
+    store.dispatch(events.create('approval.requested', { approvalId: 'a1', description: 'Deploy?' }));
+    store.dispatch(events.create('run.completed', {}));
+    const state = store.getSnapshot();
+    expect(state.approvals[getAgentEntityKey('r1', 'a1')]?.status).toBe('cancelled');
+    expect(state.issues.map((issue) => [issue.code, issue.entityId])).toEqual([['active_entities_at_terminal', 'a1']]);
+  });
+});

@@ -14,8 +14,18 @@ export interface RunEndPlan {
   settle: EntityHandle[];
   /** Entities still active that the terminal does not list: closed as `run_terminated`. */
   terminate: EntityHandle[];
-  /** Listed ids that cannot be left pending, and every terminated entity. */
+  /** Listed ids that cannot be left pending, and every terminated entity the runtime could have closed itself. */
   problems: AgentProtocolIssue[];
+}
+
+/**
+ * Whether the runtime had an event to close this entity before its terminal. An approval
+ * can only be resolved: no event cancels one, so a run that fails or is cancelled (a Stop
+ * included) while an approval waits ends it as the store does, and that is no issue. A run
+ * that completes could have resolved it or listed it as pending, so there it is one.
+ */
+function couldBeClosedBefore(kind: AgentEntityKind, event: RunTerminalEvent): boolean {
+  return kind !== 'approval' || event.type === 'run.completed';
 }
 
 /**
@@ -23,7 +33,8 @@ export interface RunEndPlan {
  * calls and approvals it leaves to the application (`pendingToolCallIds`,
  * `pendingApprovalIds`); those that can wait (their machine says `settleable`, or a tool
  * still streaming its arguments) are settled, any other listed id is a problem, and every
- * other active entity is terminated and reported. Reads the entity actors, changes nothing.
+ * other active entity is terminated and reported (but an approval at a failed or cancelled
+ * run: no event could have closed it). Reads the entity actors, changes nothing.
  *
  * @param statusOf the recorded status of an entity whose actor is gone.
  */
@@ -62,6 +73,7 @@ export function planRunEnd(
       continue;
     }
     terminate.push(handle);
+    if (!couldBeClosedBefore(handle.kind, event)) continue;
     const state = (snapshot.context.entity as AgentEntityState).status;
     const message = `${event.type} arrived while ${handle.kind} "${handle.id}" was ${state}; it was cancelled`;
     problems.push(createIssue('active_entities_at_terminal', message, event, { entityId: handle.id, state }));

@@ -110,8 +110,9 @@ const cancelModel: InteractionModel<undefined> = {
     expect(harness.calls.every((call) => call.type === 'run.cancel')).toBe(true);
     if (state.value === 'cancelled') {
       expect(harness.run()).toMatchObject({ status: 'cancelled', reason: CANCEL_REASON });
-      // Approvals cannot be cancelled: the one still waiting expires with its run.
-      expect(harness.approval(DEPLOY_APPROVAL)).toMatchObject({ status: 'resolved', decision: 'expired' });
+      // The approval still waiting ends with its run, cancelled (nobody expired it).
+      expect(harness.approval(DEPLOY_APPROVAL)).toMatchObject({ status: 'cancelled', reason: 'run_terminated' });
+      expect(harness.approval(DEPLOY_APPROVAL)?.decision).toBeUndefined();
       expect(isRequesting).toBe(false);
       // The run has ended: the runtime forgets its commands.
       expect(commandStates).toEqual({});
