@@ -25,8 +25,9 @@ export interface AgentReconnectOptions {
  * - `reconnecting`: the stream broke with a retryable `error`; the runner waits `delayMs`, then
  *   connects again (`connecting` with the same `attempt`).
  * - `failed`: the run failed: the budget is spent, or the error is not retryable (the run ends `run.failed`).
- * - `unrecoverable`: the stream cannot continue the run (a sequence gap or a cursor the server
- *   refused); no `run.failed` is made up, the AgentState is as it was.
+ * - `unrecoverable`: the stream cannot continue the run (a sequence gap, a cursor the server
+ *   refused, or a connection lost mid-answer that cannot be resumed); no `run.failed` is made
+ *   up, the AgentState is as it was.
  * - `closed`: the stream ended, or the run was aborted, or the consumer threw.
  */
 export type AgentConnectionChange =

@@ -122,8 +122,22 @@ function statusOf(type: AgentEventType | undefined): AgentRunResult['status'] {
   return 'failed';
 }
 
+/** Transport errors that say the connection itself was lost, not what the server answered. */
+const CONNECTION_LOST = new Set(['network_error', 'abnormal_close', 'timeout']);
+
+/**
+ * A stream that dropped mid-answer and that this call cannot continue: the transport's
+ * connection was lost (`network_error`, `abnormal_close`, `timeout`) after chunks arrived,
+ * and the provider cannot resume it (not resumable, or no cursor yet). The run may still be
+ * going on at the runtime: nothing says it failed.
+ */
+class DroppedStream {
+  constructor(readonly error: unknown) {}
+}
+
 /** A resumed stream that cannot continue the run: it is left as it is, no `run.failed` is made up. */
-function isUnrecoverable(error: unknown): error is AgentProviderError {
+function isUnrecoverable(error: unknown): boolean {
+  if (error instanceof DroppedStream) return true;
   return AgentProviderError.isInstance(error) && (error.code === 'resume_gap' || error.code === 'invalid_cursor');
 }
 
@@ -182,6 +196,13 @@ async function closeIterator(iterator: AsyncIterator<unknown>): Promise<void> {
  * sequences (`resume_gap`) or a cursor the transport refuses (`invalid_cursor`) cannot
  * continue the run: the call rejects with that `AgentProviderError`, `onConnection` hears
  * `unrecoverable`, and no `run.failed` is made up: the run is as the last event left it.
+ *
+ * A stream dropped mid-answer that cannot be continued is `unrecoverable` the same way (seed
+ * 003 §11.1, §21.1), rejecting with the transport's error: its connection was lost
+ * (`AgentTransportError` `network_error`, `abnormal_close` or `timeout`) after a chunk
+ * arrived, and the provider cannot resume it (not `resumable`, or no cursor yet). What the
+ * server answered, an unreadable frame, a contract error or an abort is not a drop; nor is a
+ * resumable stream whose budget is spent, which goes to `transformError`.
  *
  * @example
  * const store = createAgentStore();
@@ -376,7 +397,11 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
             );
           }
           const delayMs = nextAttempt(error, context);
-          if (delayMs === undefined) throw error;
+          if (delayMs === undefined) {
+            const lost = AgentTransportError.isInstance(error) && CONNECTION_LOST.has(error.code);
+            if (lost && received && !(resumable && lastCursor !== undefined)) throw new DroppedStream(error);
+            throw error;
+          }
           attempt = failures;
           report({ type: 'reconnecting', attempt, delayMs, error });
           await sleep(delayMs, controller.signal);
@@ -393,7 +418,9 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       reportEnd({ type: 'closed' });
       return resultOf(gate);
     } catch (error) {
-      if (error instanceof ConsumerFailure || AgentProviderError.isInstance(error)) throw error;
+      if (error instanceof ConsumerFailure || error instanceof DroppedStream || AgentProviderError.isInstance(error)) {
+        throw error;
+      }
       const cause = aborted() ? abortError() : error;
       deliver(provider.transformError(cause, context));
       if (!gate.tracker.hasEnded) {
@@ -417,8 +444,9 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
     }
     controller.abort();
     try {
-      if (isUnrecoverable(error)) reportEnd({ type: 'unrecoverable', error });
-      else {
+      if (isUnrecoverable(error)) {
+        reportEnd({ type: 'unrecoverable', error: error instanceof DroppedStream ? error.error : error });
+      } else {
         if (gate.tracker.hasStarted && !gate.tracker.hasEnded) {
           const message = AgentProviderError.isInstance(error) ? error.message : toAgentErrorInfo(error).message;
           // Stopped by the caller, the run is cancelled whatever went wrong while it closed.
@@ -434,7 +462,7 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       if (closing instanceof ConsumerFailure) throw closing.error;
       throw closing;
     }
-    throw error;
+    throw error instanceof DroppedStream ? error.error : error;
   } finally {
     options.signal?.removeEventListener('abort', abortFromCaller);
     controller.abort();

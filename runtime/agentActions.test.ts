@@ -325,9 +325,10 @@ describe('agentActions.cancelRun and abort, side by side', () => {
     expect(run.aborted).toBe(true);
     const state = chat.getSnapshot().agentState;
     expect(state.runs[run.runId]).toMatchObject({ status: 'cancelled', reason: 'user changed mind' });
+    // Nobody expired the approval: the run's terminal closed it, as the store closes what a run leaves open.
     expect(state.approvals[getAgentEntityKey(run.runId, 'approval-1')]).toMatchObject({
-      status: 'resolved',
-      decision: 'expired',
+      status: 'cancelled',
+      reason: 'run_terminated',
     });
     // One terminal event: the stream's own closing events after the cancel were dropped.
     expect(state.issues).toEqual([]);

@@ -385,8 +385,12 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     },
   };
 
-  /** What the runner says of one stream, for the connection machine; `resume`: a restored run resumed from its cursor. */
-  const onConnection = (resume: boolean) => (change: AgentConnectionChange) => {
+  /**
+   * What the runner says of one stream, for the connection machine; `resume`: a restored run
+   * resumed from its cursor. A run whose stream cannot go on (dropped mid-answer, a gap) stays
+   * as its last event left it, with nobody to end it: it joins the stranded runs.
+   */
+  const onConnection = (resume: boolean, runId: string) => (change: AgentConnectionChange) => {
     switch (change.type) {
       case 'connecting':
         // The first attempt opens the stream; later ones are the runner's reconnects.
@@ -400,6 +404,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         return;
       case 'unrecoverable':
         lastError = change.error;
+        strandedRuns.add(runId);
         send({ type: 'stream.unrecoverable', error: change.error });
         return;
       case 'failed':
@@ -452,7 +457,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
           run.cursor = cursor;
           core.checkpoint('cursor');
         },
-        onConnection: onConnection(restored !== undefined),
+        onConnection: onConnection(restored !== undefined, runId),
         now,
       });
     } finally {

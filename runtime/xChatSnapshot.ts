@@ -26,9 +26,10 @@ export interface XChatSnapshot {
   /** The last checkpoint that could not be read or saved; the runs went on regardless. */
   checkpointError: AgentCheckpointError | undefined;
   /**
-   * Runs AgentState shows `running` that this runtime cannot follow: restored from a
-   * checkpoint with no cursor or no resumable provider (`connectionState` was
-   * `unrecoverable`). They stay as they were saved; nothing here will end them.
+   * Runs AgentState shows `running` that this runtime cannot follow (`connectionState` was
+   * `unrecoverable`): restored from a checkpoint with no cursor or no resumable provider, or
+   * whose stream dropped mid-answer and could not be resumed. They stay as their last event
+   * left them; nothing here will end them. A new request (`onReload`) starts again.
    */
   strandedRunIds: readonly string[];
 }

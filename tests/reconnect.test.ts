@@ -222,7 +222,7 @@ describe('never reconnecting', () => {
     }
   });
 
-  it('does not reconnect a stream that delivered chunks without a cursor', async () => {
+  it('does not reconnect a stream that delivered chunks without a cursor: it is unrecoverable, no run.failed made up', async () => {
     const log = await server((response) =>
       serveFrames(
         response,
@@ -231,7 +231,10 @@ describe('never reconnecting', () => {
       ),
     );
     const outcome = await runLog(eventLogProvider(log.url));
-    expect(outcome.result?.status).toBe('failed');
+    expect(outcome.error).toMatchObject({ name: 'AgentTransportError', code: 'network_error' });
+    expect(describeChanges(outcome.changes).at(-1)).toBe('unrecoverable');
+    expect(outcome.events).toEqual(run.slice(0, 5));
+    expect(outcome.state.runs.r1?.status).toBe('running');
     expect(log.requests).toHaveLength(1);
   });
 

@@ -25,7 +25,7 @@ export interface AgentProviderContractOptions<Input, Request, Chunk, Context> {
  * The contract every provider's test suite runs (vitest). For each fixture: the events pass
  * `validateAgentProviderEvents`, the store records no issue, the run starts once and ends
  * once, and nothing is left open. Then: an abort mid-stream ends the run `cancelled`, and a
- * transport that breaks mid-stream ends it `failed`.
+ * transport that breaks mid-stream (a frame it cannot read) ends it `failed`.
  *
  * @example
  * describeAgentProviderContract('openai-compatible', {
@@ -70,7 +70,7 @@ export function describeAgentProviderContract<Input, Request, Chunk, Context>(
       expect(run.activeEntities).toEqual([]);
     });
 
-    it('a transport error mid-stream ends the run failed', async () => {
+    it('a transport error mid-stream (not a lost connection) ends the run failed', async () => {
       const failing = withTransport(provider, failingAfterFirstChunk(provider.transport));
       const run = await runAgentProviderFixture(failing, interruptInput as Input);
       expect(run.result.status).toBe('failed');

@@ -65,7 +65,12 @@ export function afterFirstChunk<Request, Chunk>(
   };
 }
 
-/** Wraps a transport so that it breaks, as a dropped connection would, after its first chunk. */
+/**
+ * Wraps a transport so that its stream breaks after its first chunk with an error the
+ * provider's `transformError` must turn into a failed run (a frame it cannot read). A lost
+ * connection would not do: mid-answer, the runner leaves that run to the connection state
+ * (`unrecoverable`), without a `run.failed`.
+ */
 export function failingAfterFirstChunk<Request, Chunk>(
   transport: AgentTransport<Request, Chunk>,
 ): AgentTransport<Request, Chunk> {
@@ -74,7 +79,7 @@ export function failingAfterFirstChunk<Request, Chunk>(
     async *open(request, signal) {
       for await (const chunk of transport.open(request, signal)) {
         yield chunk;
-        throw new AgentTransportError('network_error', 'The connection dropped (contract test)');
+        throw new AgentTransportError('invalid_frame', 'The stream broke (contract test)');
       }
     },
   };
