@@ -45,7 +45,8 @@ const approvalInteraction = setup({
         | 'runtime.resolve'
         | 'runtime.expire'
         | 'runtime.provider_error'
-        | 'runtime.protocol_error';
+        | 'runtime.protocol_error'
+        | 'user.stop';
     },
   },
   guards: {
@@ -73,6 +74,7 @@ const approvalInteraction = setup({
           actions: { type: 'decide', params: { decision: 'modified' } },
         },
         'runtime.expire': { target: 'expired' },
+        'user.stop': { target: 'stopped' },
       },
     },
     submitting: {
@@ -83,6 +85,7 @@ const approvalInteraction = setup({
           { target: 'modified' },
         ],
         'runtime.expire': { target: 'expired' },
+        'user.stop': { target: 'stopped' },
         'runtime.provider_error': {
           guard: 'firstFailure',
           target: 'waiting',
@@ -99,6 +102,7 @@ const approvalInteraction = setup({
     rejected: { type: 'final' },
     modified: { type: 'final' },
     expired: { type: 'final' },
+    stopped: { type: 'final' },
   },
 });
 
@@ -129,9 +133,14 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
     { label: 'editable: false', input: { editable: false } },
   ],
   backends: [
-    // A local script never expires an approval and always carries out a decision.
+    // A local script never expires an approval and always carries out a decision, at once: a
+    // Stop cannot come while its decision is still on its way.
     localBackend(
-      (events) => !events.some((event) => LOCAL_NEVER.includes(event)),
+      (events) =>
+        !events.some(
+          (event, index) =>
+            LOCAL_NEVER.includes(event) || (event === 'user.stop' && events[index - 1]?.startsWith('user.') === true),
+        ),
       ({ editable }) => ({
         steps: [
           {
@@ -189,6 +198,11 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
       harness.decisions.decide('resolve');
       await harness.settled();
     },
+    // The user's Stop (`abort()`): the run's stream and any command on its way are dropped.
+    'user.stop': async (harness) => {
+      harness.chat.abort();
+      await harness.settled();
+    },
     'runtime.provider_error': (harness) => decideAndSettle(harness, 'provider_error'),
     'runtime.protocol_error': (harness) => decideAndSettle(harness, 'protocol_error'),
     'runtime.expire': async (harness, from) => {
@@ -225,6 +239,18 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
         harness.expectCommand('approval.resolve', APPROVAL_ID, 'submitting');
         expect(harness.command('approval.resolve', APPROVAL_ID)?.command.payload).toMatchObject({ decision });
         return;
+      case 'stopped':
+        // Nobody expired or answered it: it ends with its run.
+        expect(approval).toMatchObject({ status: 'cancelled', reason: 'run_terminated' });
+        expect(approval?.decision).toBeUndefined();
+        expect(harness.run()?.status).toBe('cancelled');
+        expect(harness.chat.getSnapshot().isRequesting).toBe(false);
+        // The run has ended: the runtime forgets its commands; a decision on its way was interrupted.
+        expect(harness.chat.getSnapshot().commandStates).toEqual({});
+        if (submitted) harness.expectOutcome({ rejected: 'interrupted' });
+        else if (failure !== undefined) harness.expectOutcome({ rejected: failure });
+        else expect(harness.action).toBeUndefined();
+        return;
       case 'expired':
         expect(approval).toMatchObject({ status: 'resolved', decision: 'expired' });
         expect(harness.run()?.status).toBe('running');
@@ -258,7 +284,7 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
   },
   refusals(harness, state) {
     const all = ['user.approve', 'user.reject', 'user.modify', 'user.approve_stale'];
-    if (harness.run()?.status !== 'running') return endedRunRefusals(harness, all);
+    if (harness.run()?.status !== 'running' || state.value === 'stopped') return endedRunRefusals(harness, all);
     const { editable } = state.context as { editable: boolean };
     const stale = { action: 'user.approve_stale', reason: /approval "approval-0" is at version 2, not the expected 1/ };
     const notEditable = /approval "approval-0" may not be modified \(editable: false\)/;
