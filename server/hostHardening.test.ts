@@ -533,3 +533,43 @@ describe('request bodies are JSON only', () => {
     }
   });
 });
+
+describe('command refusals name what is wrong', () => {
+  it('names a missing field, an unknown one, and a wrong type in a command body', async () => {
+    const host = createAgentHost({ providers: {}, onError: () => {} });
+    const served = await serveHost(host.fetch);
+    try {
+      const command = {
+        commandProtocol: 'agent-command',
+        commandProtocolVersion: '0.1',
+        type: 'approval.resolve',
+        commandId: 'c1',
+        idempotencyKey: 'k1',
+        sessionId: 'n1',
+        runId: 'r1',
+        timestamp: 1,
+        payload: { approvalId: 'a1', decision: 'approved' },
+      };
+      const { idempotencyKey: _key, ...withoutKey } = command;
+      const cases: Array<[unknown, string]> = [
+        [withoutKey, 'idempotencyKey: missing (expected string)'],
+        [
+          { ...command, payload: { approvalId: 'a1' } },
+          'payload.decision: missing (expected one of ["approved","rejected","modified"])',
+        ],
+        [{ ...command, extra: 1 }, 'extra: unknown field'],
+        [{ ...command, timestamp: 'now' }, 'timestamp: expected number, got string'],
+      ];
+      for (const [body, problem] of cases) {
+        const refused = await postJson(`${served.url}/sessions/n1/commands`, body);
+        expect([refused.status, refused.body.error]).toEqual([
+          400,
+          { code: 'invalid_command', message: `Invalid command: ${problem}` },
+        ]);
+      }
+    } finally {
+      await served.close();
+      await host.close();
+    }
+  });
+});

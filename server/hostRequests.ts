@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { AgentCommand } from '../protocol/commandSchemas';
+import { type AgentCommand, agentCommandSchema } from '../protocol/commandSchemas';
 import type { AgentValidationFailure } from '../protocol/errors';
 import { agentErrorInfoSchema } from '../protocol/eventSchemas';
 import { parseAgentCommand } from '../protocol/parseAgentEvent';
@@ -158,6 +158,9 @@ function describeIssue(issues: readonly z.core.$ZodIssue[], input: unknown): str
   if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
     return `${path === '' ? 'the body' : path}: missing (expected ${issue.expected})`;
   }
+  if (issue.code === 'invalid_value' && valueAt(input, issue.path) === undefined) {
+    return `${path}: missing (expected one of ${JSON.stringify(issue.values)})`;
+  }
   if (issue.code === 'too_big' && issue.origin === 'array') {
     return `${path}: at most ${String(issue.maximum)} entries`;
   }
@@ -238,7 +241,12 @@ export function parseHostCommand(
   body: unknown,
 ): { success: true; value: AgentCommand } | { success: false; message: string } {
   const parsed = parseAgentCommand(body);
-  if (!parsed.success) return { success: false, message: `Invalid command: ${describeFailure(parsed.error, body)}` };
+  if (!parsed.success) {
+    // The schema's own issue names unknown fields and missing ones; past the schema, the plain-JSON check's words.
+    const schema = agentCommandSchema.safeParse(body);
+    const problem = schema.success ? describeFailure(parsed.error, body) : describeIssue(schema.error.issues, body);
+    return { success: false, message: `Invalid command: ${problem}` };
+  }
   const command = parsed.value;
   const payload = command.payload as { approvalId?: unknown; toolCallId?: unknown };
   const ids: Array<[string, unknown]> = [
