@@ -14,6 +14,7 @@ const UPSTREAM_MESSAGES: Readonly<Record<string, string>> = {
   abnormal_close: 'The upstream closed the stream early',
   timeout: 'The upstream stopped answering',
   invalid_cursor: 'The upstream refused to resume the stream',
+  response_too_large: 'The upstream answered more than the reader takes',
   provider_error: 'The provider failed',
 };
 

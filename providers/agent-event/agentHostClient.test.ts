@@ -53,7 +53,10 @@ describe('the host client reads answers with a bound', () => {
     const command = createAgentCommandFactory({ sessionId: 's1', runId: 'r1' }).create('run.cancel', {});
     let error: unknown;
     try {
-      for await (const _ of provider.executeCommand?.(command, { signal: new AbortController().signal }) ?? []) {
+      for await (const _ of provider.executeCommand?.(command, {
+        signal: new AbortController().signal,
+        initialSequence: 0,
+      }) ?? []) {
         // Nothing is yielded.
       }
     } catch (caught) {

@@ -58,7 +58,8 @@ export interface FollowAgentSessionOptions {
   after?: string;
   /**
    * Backoff between reconnects (default 3 attempts, 500 ms to 5 s). The budget bounds
-   * consecutive failures: each connection the host accepts starts the count over.
+   * consecutive failures: a connection that delivers an event of the session starts the count
+   * over (one the host accepts and ends before any event does not).
    */
   reconnect?: AgentReconnectOptions;
   /** How long the host may stay silent (it sends a heartbeat); then it reconnects. Default 60 000 ms; `0` turns it off. */
@@ -145,8 +146,11 @@ function frameValue(chunk: SSEChunk): unknown {
  * store holds then gives events of runs the store never saw start (`missing_run` issues):
  * pass the cursor `onCursor` gave last as `after` to avoid that.
  *
- * Each frame is dispatched as it is: the store checks it in full, listing an invalid event
- * in `state.issues` (in strict mode it throws, and the follower rejects with that error).
+ * Each frame is checked as the store checks events and dispatched: an invalid one is listed
+ * in `state.issues` (in strict mode the store throws, and the follower rejects with that
+ * error), up to `maxIssues` of them; later ones go to `onIssue` only. An event of another
+ * session is never applied: `onIssue` hears of it (`session_mismatch`). Redirects are
+ * followed only within the host's origin.
  * A dropped connection, a stall longer than `idleTimeoutMs`, a 5xx or 429, the host
  * dropping a slow reader, or the stream ending reconnects after the last cursor, with
  * backoff. A `410 cursor_expired` (the log was trimmed past the cursor) resets the store to
