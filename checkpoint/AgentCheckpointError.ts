@@ -6,12 +6,13 @@ export type AgentCheckpointErrorCode =
   | 'storage_failed'
   | 'storage_timeout'
   | 'quota_exceeded'
-  | 'unserializable_input';
+  | 'unserializable_input'
+  | 'incomplete_checkpoint';
 
 export interface AgentCheckpointErrorOptions {
   /** Where in the checkpoint the problem is, dotted (`state.runs.r1.status`), `''` for the whole; overlong keys in it are cut short. */
   path?: string;
-  /** The run whose input could not be saved (`unserializable_input`). */
+  /** The run whose input could not be saved (`unserializable_input`), or that nothing saved continues (`incomplete_checkpoint`). */
   runId?: string;
   cause?: unknown;
 }
@@ -23,7 +24,8 @@ export interface AgentCheckpointErrorOptions {
  * package does not read; `storage_failed`: the storage threw or rejected; `storage_timeout`:
  * it did not answer in time; `quota_exceeded`: it is full, or the checkpoint is larger than
  * a load would accept; `unserializable_input`: a run's input is not plain JSON, so that save
- * was skipped. The message names the path and what is wrong there, never the stored content.
+ * was skipped; `incomplete_checkpoint`: the checkpoint was restored, but a run in it had every
+ * input it waited for and no run saved continues it (`agentActions.continueRun` does). The message names the path and what is wrong there, never the stored content.
  *
  * @example
  * try {

@@ -96,7 +96,7 @@ describe('createAgentCheckpointCoordinator: when it saves', () => {
     expect(build).toHaveBeenCalledTimes(4);
   });
 
-  it('saves command and terminal updates at once, inside a throttle window too', async () => {
+  it('saves command, started and terminal updates at once, inside a throttle window too', async () => {
     const { coordinator, saved } = setup();
     coordinator.schedule('batch');
     await vi.advanceTimersByTimeAsync(100);
@@ -108,9 +108,14 @@ describe('createAgentCheckpointCoordinator: when it saves', () => {
     coordinator.schedule('command');
     await settle();
     expect(saved.map((checkpoint) => checkpoint.savedAt)).toEqual([0, 100, 200]);
-    // The batch scheduled at 100 went out with the terminal save: nothing is left to do.
+    await vi.advanceTimersByTimeAsync(50);
+    coordinator.schedule('batch');
+    coordinator.schedule('started');
+    await settle();
+    expect(saved.map((checkpoint) => checkpoint.savedAt)).toEqual([0, 100, 200, 250]);
+    // What was scheduled went out with the immediate saves: nothing is left to do.
     await vi.advanceTimersByTimeAsync(5000);
-    expect(saved).toHaveLength(3);
+    expect(saved).toHaveLength(4);
   });
 
   it('keeps one save in flight and merges what is scheduled meanwhile into one save after it', async () => {

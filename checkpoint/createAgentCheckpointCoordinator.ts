@@ -11,10 +11,10 @@ import { toCheckpointStorageError } from './toCheckpointStorageError';
 
 /**
  * What changed: `batch` (events were dispatched) and `cursor` (a run's cursor moved) are
- * throttled; `command` (a command was created or settled) and `terminal` (a run ended) save
- * at once.
+ * throttled; `command` (a command was created or settled), `started` (a run started) and
+ * `terminal` (a run ended) save at once.
  */
-export type AgentCheckpointSaveReason = 'batch' | 'cursor' | 'command' | 'terminal';
+export type AgentCheckpointSaveReason = 'batch' | 'cursor' | 'command' | 'started' | 'terminal';
 
 /** The part of `document` the coordinator uses to save when the page is hidden. */
 export interface AgentCheckpointVisibility {
@@ -93,8 +93,8 @@ function defaultVisibility(): AgentCheckpointVisibility | undefined {
 
 /**
  * Decides when to save a session's checkpoint, so that saving never fails or slows a run:
- * `batch` and `cursor` updates are throttled to one save per `throttleMs`, `command` and
- * `terminal` save at once, one save is in flight at a time and what is scheduled meanwhile
+ * `batch` and `cursor` updates are throttled to one save per `throttleMs`, `command`,
+ * `started` and `terminal` save at once, one save is in flight at a time and what is scheduled meanwhile
  * becomes one save after it, and the page turning hidden saves at once. `build` runs only
  * when a save starts, and what it returns is the only thing saved. A storage that throws,
  * rejects, is full or does not answer within `saveTimeoutMs` sets `lastError` and calls
@@ -301,7 +301,7 @@ export function createAgentCheckpointCoordinator(
 
   function schedule(reason: AgentCheckpointSaveReason): void {
     if (status === 'stopped') return;
-    const urgency: Urgency = reason === 'command' || reason === 'terminal' ? 'immediate' : 'throttled';
+    const urgency: Urgency = reason === 'batch' || reason === 'cursor' ? 'throttled' : 'immediate';
     // Already waiting (for its window, or for the save in flight) with this urgency or more:
     // the common case, once per event, costs one comparison.
     if ((status === 'throttled' || status === 'saving') && (pending === 'immediate' || pending === urgency)) return;

@@ -35,6 +35,15 @@ export function isReadyToContinue(
 }
 
 /**
+ * Whether a run of the conversation continues `runId` (its `run.started` named it): after a
+ * restore the loop's own memory of what it continued is gone, AgentState is not.
+ */
+export function isContinuedInState(state: AgentState, runId: string): boolean {
+  for (const run of Object.values(state.runs)) if (run.continuesRunId === runId) return true;
+  return false;
+}
+
+/**
  * The answers a continuation carries, in the order the run listed its approvals; with
  * `dismissRest`, every approval still waiting without an answer goes as `cancelled`.
  */
@@ -130,7 +139,13 @@ export function createAgentLoop(
     async continueRun(runId) {
       const run = getOwn(store.getSnapshot().runs, runId);
       const listed = (run?.pendingToolCallIds?.length ?? 0) + (run?.pendingApprovalIds?.length ?? 0);
-      if (run?.sessionId !== core.sessionId || run.status !== 'completed' || listed === 0 || continued.has(runId)) {
+      if (
+        run?.sessionId !== core.sessionId ||
+        run.status !== 'completed' ||
+        listed === 0 ||
+        continued.has(runId) ||
+        isContinuedInState(store.getSnapshot(), runId)
+      ) {
         throw new AgentCommandError(
           'invalid_command',
           `continueRun refused: run "${runId}" did not end waiting for input in this conversation, or was continued`,

@@ -1,11 +1,14 @@
 import type { AgentCheckpoint, AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import { AGENT_CHECKPOINT_SCHEMA_VERSION } from '../checkpoint/AgentCheckpoint';
+import { AgentCheckpointError, describeCheckpointKey } from '../checkpoint/AgentCheckpointError';
 import { loadAgentCheckpoint } from '../checkpoint/loadAgentCheckpoint';
 import type { ParseAgentCheckpointOptions } from '../checkpoint/parseAgentCheckpoint';
+import type { AgentState } from '../machines/agentState';
 import { getOwn } from '../machines/agentStateProjection';
 import { isWaitingForInput } from '../machines/pendingInput';
 import { AGENT_COMMAND_PROTOCOL_VERSION, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { AgentCommandError } from '../providers/AgentCommandError';
+import { isContinuedInState, isReadyToContinue } from './agentLoop';
 import type { ConnectionMachineEvent } from './connectionMachine';
 import type { RuntimeCore } from './runtimeCore';
 
@@ -61,7 +64,11 @@ export function buildConversationCheckpoint(
  * the error is kept), reset the store from it, take back each run's input and cursor, record
  * the commands that were submitting as failed (never sent again by themselves), then say
  * which running runs can be resumed from their cursors and which cannot. Resolves with the
- * runs to resume; the caller starts them once the connection knows.
+ * runs to resume; the caller starts them once the connection knows. A run that had every
+ * input it waited for and that no run in the checkpoint continues (the page closed before the
+ * continuation's start was saved, or nothing continued it) is not continued here (that would
+ * ask the model again by itself): it is reported as `incomplete_checkpoint`, and
+ * `agentActions.continueRun` continues it.
  */
 export async function restoreConversation(
   core: RuntimeCore,
@@ -121,5 +128,26 @@ export async function restoreConversation(
   }
   connection.send({ type: 'restore.done', resuming: resume.length, stranded });
   core.schedule();
-  return { resume };
+  const notContinued = findNotContinued(state, core.sessionId);
+  return notContinued === undefined ? { resume } : { resume, error: notContinued };
+}
+
+/** The runs that had every input they waited for and that no run continues, as an error naming the first. */
+function findNotContinued(state: AgentState, sessionId: string): AgentCheckpointError | undefined {
+  const runIds = Object.values(state.runs)
+    .filter(
+      (run) =>
+        run.sessionId === sessionId &&
+        isReadyToContinue(state, run.id, undefined) &&
+        !isContinuedInState(state, run.id),
+    )
+    .map((run) => run.id);
+  const [runId] = runIds;
+  if (runId === undefined) return undefined;
+  const more = runIds.length > 1 ? ` (and ${runIds.length - 1} more)` : '';
+  return new AgentCheckpointError(
+    'incomplete_checkpoint',
+    `Run ${describeCheckpointKey(runId)}${more} had every input it waited for, but no run continuing it was saved (the page may have closed before the continuation was): continue it with agentActions.continueRun`,
+    { runId, path: `state.runs.${runId}` },
+  );
 }

@@ -119,6 +119,10 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
 
   const dispatch = (event: AgentEvent, admission?: AgentEventAdmission) => {
     store.dispatch(event, admission);
+    // A run that started is saved at once, as one that ended: a refresh within the throttle
+    // window must not lose it (an automatic continuation above all, whose waiting run then
+    // looks answered and finished).
+    if (event.type === 'run.started') core.checkpoint('started');
     if (!RUN_TERMINALS.has(event.type)) return;
     core.checkpoint('terminal');
     const waiters = terminalWaiters.get(event.runId);

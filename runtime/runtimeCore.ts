@@ -18,7 +18,7 @@ export interface RuntimeRun {
 }
 
 /** What makes a checkpoint worth saving: throttled for batches and cursors, at once for the rest. */
-export type CheckpointReason = 'batch' | 'cursor' | 'command' | 'terminal';
+export type CheckpointReason = 'batch' | 'cursor' | 'command' | 'started' | 'terminal';
 
 /** What the parts of one interaction runtime share: its conversation, runs and command states. */
 export interface RuntimeCore {
