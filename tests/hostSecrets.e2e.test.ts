@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent } from '../protocol/eventSchemas';
 import { REDACTED } from '../protocol/redactSecrets';
 import { createAgentEventProvider } from '../providers/agent-event/createAgentEventProvider';
+import { createAgUIAgentProvider } from '../providers/agui/createAgUIAgentProvider';
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import { runAgentProvider } from '../providers/runAgentProvider';
 import { createXChatRuntime } from '../runtime/createXChatRuntime';
@@ -131,6 +132,34 @@ describe('where the provider runs in the client itself', () => {
         data: { status: 401, body: { echo: { headers: { authorization: REDACTED } } } },
       },
     });
+  });
+
+  it("an AG-UI RUN_ERROR's message is redacted in the run's failed event", async () => {
+    const agui = await startHttpServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const frames = [
+        { type: 'RUN_STARTED', threadId: 't', runId: 'agui-run' },
+        { type: 'RUN_ERROR', message: `Gateway refused Authorization: Bearer ${API_KEY}`, code: 'gateway' },
+      ];
+      response.end(frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`).join(''));
+    });
+    try {
+      const events: AgentEvent[] = [];
+      await runAgentProvider({
+        provider: createAgUIAgentProvider({ url: agui.url }),
+        input: { messages: [] },
+        sessionId: 'agui-1',
+        runId: 'r1',
+        reconnect: false,
+        onEvent: (event) => events.push(event),
+      });
+      expect(events.at(-1)).toMatchObject({
+        type: 'run.failed',
+        payload: { error: { code: 'gateway', message: `Gateway refused Authorization: ${REDACTED}` } },
+      });
+    } finally {
+      await agui.close();
+    }
   });
 
   it("a transport error's message names the address without its credentials; the excerpt keeps the body", async () => {

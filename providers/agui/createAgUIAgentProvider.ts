@@ -1,5 +1,6 @@
 import type { AGUIEvent, BaseEvent, RunAgentInput } from '@ag-ui/core';
 import type { AgentEvent } from '../../protocol/eventSchemas';
+import { redactSecrets } from '../../protocol/redactSecrets';
 import type { AgentTransport } from '../../transports/AgentTransport';
 import { createSSETransport, type SSEChunk, type SSETransportOptions } from '../../transports/createSSETransport';
 import type { AgentProvider } from '../AgentProvider';
@@ -183,7 +184,8 @@ function mapEvent(event: AGUIEvent, context: AgUIContextState, options: AgUIAgen
     case 'RUN_FINISHED':
       return [...closeAllLanes(context), ...finishRun(event, context)];
     case 'RUN_ERROR': {
-      const error: { message: string; code?: string } = { message: event.message };
+      // The server's words reach whoever reads the run: credentials they may quote are redacted.
+      const error: { message: string; code?: string } = { message: redactSecrets(event.message) };
       if (typeof event.code === 'string') error.code = event.code;
       return [...closeAllLanes(context), ...events.close({ type: 'failed', error })];
     }
