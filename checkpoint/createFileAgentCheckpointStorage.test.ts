@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -118,6 +119,33 @@ describe('createFileAgentCheckpointStorage', () => {
     expect(error.code).toBe('storage_failed');
     expect(error.cause).toMatchObject({ code: expect.stringMatching(/^E/) });
     expect(await readdir(directory)).toEqual([getAgentCheckpointFileName('s1')]);
+  });
+
+  it('refuses a FIFO in place of the checkpoint file at once, instead of waiting for a writer', async () => {
+    const directory = temporaryDirectory();
+    const path = join(directory, getAgentCheckpointFileName('s1'));
+    execFileSync('mkfifo', [path]);
+    expect((await stat(path)).isFIFO()).toBe(true);
+    const storage = createFileAgentCheckpointStorage(directory);
+    const error = await rejection(storage.load('s1'));
+    expect({ code: error.code, path: error.path, message: error.message }).toEqual({
+      code: 'invalid_checkpoint',
+      path: '',
+      message: 'The stored checkpoint of session "s1" is not a regular file (a FIFO); it was not read',
+    });
+    // A save replaces it with a file, which loads.
+    await storage.save(sampleCheckpoint());
+    expect(await loadAgentCheckpoint(storage, 's1')).toEqual(sampleCheckpoint());
+  });
+
+  it('refuses a directory in place of the checkpoint file', async () => {
+    const directory = temporaryDirectory();
+    await mkdir(join(directory, getAgentCheckpointFileName('s1')));
+    const error = await rejection(createFileAgentCheckpointStorage(directory).load('s1'));
+    expect({ code: error.code, message: error.message }).toEqual({
+      code: 'invalid_checkpoint',
+      message: 'The stored checkpoint of session "s1" is not a regular file (a directory); it was not read',
+    });
   });
 
   it('removes a file, and removing a missing one succeeds', async () => {

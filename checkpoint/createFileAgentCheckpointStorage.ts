@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
 import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentCheckpointStorage } from './AgentCheckpoint';
@@ -32,6 +33,31 @@ export function getAgentCheckpointFileName(sessionId: string): string {
   return `session-sha256-${createHash('sha256').update(sessionId, 'utf8').digest('hex')}.json`;
 }
 
+/**
+ * Opening for reading never waits: a FIFO put where a checkpoint file should be would
+ * otherwise block `open` (and a thread of libuv's pool) until something writes to it.
+ * (`O_NONBLOCK` is 0 where the platform has none.)
+ */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/** What a file that is not a regular one is, for a message. */
+function describeFileType(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return 'not a file';
+}
+
+/** Refuses what is not a regular file, before reading it. */
+function notRegular(sessionId: string, type: string): AgentCheckpointError {
+  return new AgentCheckpointError(
+    'invalid_checkpoint',
+    `The stored checkpoint of session ${describeCheckpointKey(sessionId)} is not a regular file (${type}); it was not read`,
+    { path: '' },
+  );
+}
+
 function errorCode(error: unknown): unknown {
   return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
 }
@@ -40,10 +66,11 @@ function errorCode(error: unknown): unknown {
  * A storage of one JSON file per session in `directory` (created when first needed), for
  * Node: a CLI, a desktop app, a server with a disk. A save writes a temporary file beside the
  * target, flushes it to disk and renames it over the target, so a reader (or a crash) sees
- * the old checkpoint or the new one, never part of one. A missing file loads as `undefined`,
- * a truncated one is `invalid_checkpoint`, a full disk `quota_exceeded`. Files are created
- * readable by their owner only (and the directory, when this creates it), since a checkpoint
- * holds the conversation and the runs' inputs.
+ * the old checkpoint or the new one, never part of one. A missing file loads as `undefined`;
+ * a truncated one, or anything but a regular file (a FIFO, a directory, a device: refused
+ * before it is read, never waited on), is `invalid_checkpoint`; a full disk `quota_exceeded`.
+ * Files are created readable by their owner only (and the directory, when this creates it),
+ * since a checkpoint holds the conversation and the runs' inputs.
  *
  * @example
  * import { createFileAgentCheckpointStorage } from 'agentstate/checkpoint/node';
@@ -55,13 +82,17 @@ export function createFileAgentCheckpointStorage(directory: string): AgentCheckp
   async function readText(sessionId: string): Promise<string | undefined> {
     let handle: Awaited<ReturnType<typeof open>>;
     try {
-      handle = await open(pathOf(sessionId), 'r');
+      handle = await open(pathOf(sessionId), READ_FLAGS);
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return undefined;
+      if (errorCode(error) === 'EISDIR') throw notRegular(sessionId, 'a directory');
       throw error;
     }
     try {
-      const { size } = await handle.stat();
+      // Checked on the opened handle, so nothing can be swapped in between.
+      const stats = await handle.stat();
+      if (!stats.isFile()) throw notRegular(sessionId, describeFileType(stats));
+      const { size } = stats;
       if (size > MAX_FILE_BYTES) {
         throw new AgentCheckpointError(
           'invalid_checkpoint',
