@@ -7,13 +7,23 @@ import { AgentEventLogError } from './AgentEventLogError';
 import { AgentHostError } from './AgentHostError';
 
 const PAGE = 1000;
+/** A state this small is snapshotted at every run end; a larger one only once as many bytes came since. */
+const SMALL_STATE_BYTES = 64 * 1024;
+
+const bytesOfEvents = (entries: readonly { event: unknown }[]) =>
+  entries.reduce((sum, entry) => sum + (JSON.stringify(entry.event)?.length ?? 0), 0);
 
 interface SessionEntry {
   store: AgentStore;
   /** The log cursor of the last event the store applied; `undefined` before any. */
   cursor: string | undefined;
-  /** Events applied since the last snapshot this entry saved. */
+  /** Events applied since the last snapshot this entry saved, and their bytes (JSON). */
   sinceSnapshot: number;
+  sinceSnapshotBytes: number;
+  /** About how large the state is: the bytes of the events applied to it (and of the snapshot it started from). */
+  stateBytes: number;
+  /** The log refused a snapshot of this state as too large: no more are tried while it only grows. */
+  tooLarge: boolean;
   /** The sync in progress, which the next caller joins: one reader of the log per session. */
   syncing: Promise<void> | undefined;
   /** Whether the store has looked for the session's snapshot, which a new store starts from. */
@@ -33,7 +43,10 @@ export interface SessionStateAt {
  * order, so it is the same on every instance whatever instance ran which run. It reads only
  * what was appended since it last looked. When the log trimmed entries it has not read, it
  * starts again from the session's snapshot, and it saves a snapshot every
- * `snapshotEvery` events so a trimmed log always has one to start from.
+ * `snapshotEvery` events or `snapshotEveryBytes` bytes of them, so a trimmed log always has
+ * one to start from. At a run's end it saves one only while the state is small, or once as
+ * many bytes of events came since the last as the state holds: a large state is not written
+ * whole at every run end, and what snapshots write stays proportional to what is appended.
  */
 export class SessionStates {
   private readonly sessions = new Map<string, SessionEntry>();
@@ -43,6 +56,8 @@ export class SessionStates {
     private readonly options: {
       maxSessions: number;
       snapshotEvery: number;
+      /** A snapshot after this many bytes of events (their JSON) since the last. Default 4 MiB. */
+      snapshotEveryBytes?: number;
       /** The log lost a session's events past what this instance holds: its state started over. */
       onLost: (sessionId: string, error: AgentHostError) => void;
     },
@@ -85,9 +100,21 @@ export class SessionStates {
   async saveSnapshot(sessionId: string): Promise<void> {
     const { state, cursor } = await this.sync(sessionId);
     const entry = this.sessions.get(sessionId);
-    if (cursor === undefined || entry === undefined || entry.sinceSnapshot === 0) return;
+    if (cursor === undefined || entry === undefined || entry.sinceSnapshot === 0 || entry.tooLarge) return;
+    if (entry.stateBytes > SMALL_STATE_BYTES && entry.sinceSnapshotBytes < entry.stateBytes) return;
+    await this.snapshot(sessionId, entry, state, cursor);
+  }
+
+  /** Saves a snapshot; a state the log refuses as too large is not tried again while it grows. */
+  private async snapshot(sessionId: string, entry: SessionEntry, state: AgentState, cursor: string): Promise<void> {
     entry.sinceSnapshot = 0;
-    await this.log.saveSnapshot(sessionId, { state, cursor });
+    entry.sinceSnapshotBytes = 0;
+    try {
+      await this.log.saveSnapshot(sessionId, { state, cursor });
+    } catch (error) {
+      if (AgentEventLogError.isInstance(error) && error.code === 'too_large') entry.tooLarge = true;
+      throw error;
+    }
   }
 
   destroy(): void {
@@ -107,6 +134,9 @@ export class SessionStates {
       store: createAgentStore(),
       cursor: undefined,
       sinceSnapshot: 0,
+      sinceSnapshotBytes: 0,
+      stateBytes: 0,
+      tooLarge: false,
       syncing: undefined,
       started: false,
       refreshing: false,
@@ -141,10 +171,18 @@ export class SessionStates {
       if (page.length === 0) return;
       entry.store.batch(page.map((logEntry) => logEntry.event));
       entry.cursor = (page[page.length - 1] as { cursor: string }).cursor;
+      const bytes = bytesOfEvents(page);
       entry.sinceSnapshot += page.length;
-      if (entry.sinceSnapshot >= this.options.snapshotEvery) {
-        entry.sinceSnapshot = 0;
-        await this.log.saveSnapshot(sessionId, { state: entry.store.getSnapshot(), cursor: entry.cursor });
+      entry.sinceSnapshotBytes += bytes;
+      entry.stateBytes += bytes;
+      const due =
+        entry.sinceSnapshot >= this.options.snapshotEvery ||
+        entry.sinceSnapshotBytes >= (this.options.snapshotEveryBytes ?? 4 * 1024 * 1024);
+      if (due && !entry.tooLarge) {
+        // A state too large for the log is reported when a run ends (onError), not to every reader.
+        await this.snapshot(sessionId, entry, entry.store.getSnapshot(), entry.cursor).catch((error: unknown) => {
+          if (!AgentEventLogError.isInstance(error) || error.code !== 'too_large') throw error;
+        });
       }
       if (page.length < PAGE) return;
     }
@@ -175,6 +213,9 @@ export class SessionStates {
     // so (`cursor: null`), so a client that resets to it reads on from there.
     entry.cursor = undefined;
     entry.sinceSnapshot = 0;
+    entry.sinceSnapshotBytes = 0;
+    entry.stateBytes = snapshot === undefined ? 0 : entry.stateBytes;
+    entry.tooLarge = false;
     const from = snapshot === undefined ? 'nothing' : `its snapshot at cursor ${JSON.stringify(snapshot.cursor)}`;
     this.options.onLost(
       sessionId,
@@ -189,5 +230,8 @@ export class SessionStates {
     entry.store.reset(parseAgentState(snapshot.state));
     entry.cursor = snapshot.cursor;
     entry.sinceSnapshot = 0;
+    entry.sinceSnapshotBytes = 0;
+    entry.stateBytes = JSON.stringify(snapshot.state)?.length ?? 0;
+    entry.tooLarge = false;
   }
 }

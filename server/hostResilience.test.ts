@@ -124,6 +124,39 @@ function describeResilience(name: string, open: () => Promise<AgentEventLog>) {
       expect(await log.runOwner('l1', 'r1')).toEqual({ state: 'ended' });
     });
 
+    it('runs with large prompts: the state is not snapshotted whole at every run end, and what snapshots write stays below twice what is appended', async () => {
+      const inner = await open();
+      let appendedBytes = 0;
+      const snapshots: number[] = [];
+      const log = Object.assign(Object.create(inner) as AgentEventLog, {
+        append: (sessionId: string, events: Parameters<AgentEventLog['append']>[1]) => {
+          appendedBytes += events.reduce((sum, event) => sum + JSON.stringify(event).length, 0);
+          return inner.append(sessionId, events);
+        },
+        saveSnapshot: (sessionId: string, snapshot: Parameters<AgentEventLog['saveSnapshot']>[1]) => {
+          snapshots.push(JSON.stringify(snapshot.state).length);
+          return inner.saveSnapshot(sessionId, snapshot);
+        },
+      });
+      const { host, base, errors } = await start({ log });
+      for (let index = 0; index < 12; index += 1) {
+        const runId = `r${index}`;
+        await host.startRun('p1', { provider: 'answer', input: { prompt: `${index}`.repeat(200_000) }, runId });
+        await readEvents(`${base('p1')}/events?runId=${runId}`, { stop: isTerminal });
+      }
+      await host.close();
+      expect(errors).toEqual([]);
+      // Twelve run ends; a snapshot only when as many bytes came since as the state holds.
+      expect(snapshots.length).toBeGreaterThan(0);
+      expect(snapshots.length).toBeLessThanOrEqual(5);
+      expect(snapshots.reduce((sum, bytes) => sum + bytes, 0)).toBeLessThan(2 * appendedBytes);
+      // A host starting afresh from the log (snapshot, then what came after) has every run.
+      const fresh = createAgentHost({ providers, eventLog: inner, onError: () => {} });
+      const restored = await fresh.getState('p1');
+      expect(Object.keys(restored.state.runs)).toHaveLength(12);
+      await fresh.close();
+    });
+
     it('at most maxCatchUpReaders read the log at once to catch up: the next is 503 with Retry-After, until one ends', async () => {
       const { host, base } = await start({ maxCatchUpReaders: 2, pageSize: 5, feedCapacity: 8, maxQueuedBytes: 512 });
       await host.startRun('c1', { provider: 'many', input: {}, runId: 'r1' });
