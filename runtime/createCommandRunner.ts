@@ -215,6 +215,19 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     );
   };
 
+  /** Whether the run refused an answer because it has since ended, waiting on that very approval. */
+  const endedWaitingOn = (command: AgentCommand, error: unknown): command is AgentCommandOf<'approval.resolve'> => {
+    if (command.type !== 'approval.resolve' || !AgentCommandError.isInstance(error)) return false;
+    if (error.code !== 'invalid_command') return false;
+    const { approvalId } = command.payload;
+    const state = store.getSnapshot();
+    const run = getOwn(state.runs, command.runId);
+    if (run === undefined || !isWaitingForInput(state, run) || run.pendingApprovalIds?.includes(approvalId) !== true) {
+      return false;
+    }
+    return getOwn(state.approvals, getAgentEntityKey(command.runId, approvalId))?.status === 'waiting';
+  };
+
   /** Carries out one command, in its run's lane. Never rejects: the outcome is the command's state. */
   const execute = async (commandId: string) => {
     const live = commands.get(commandId);
@@ -239,7 +252,10 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
       }
       succeed(live);
     } catch (error) {
-      fail(live, toCommandError(error));
+      // The run ended waiting on this approval before it took the answer: the answer goes
+      // with the run that continues it, as it does for any run waiting for input.
+      if (endedWaitingOn(command, error)) recordAnswer(command);
+      else fail(live, toCommandError(error));
     }
     if (command.type === 'tool.submit_result') options.onInput(command.runId);
   };

@@ -9,6 +9,7 @@ import { eventTypesOf } from '../eventTypeGroups';
 import { LocalAgentCommandInbox } from './LocalAgentCommandInbox';
 import type { LocalAgentChunk, LocalAgentScript } from './localAgentChunks';
 import { type LocalAgentTurn, readLocalAgentTurn } from './localAgentTurn';
+import { cancelRejectedToolCalls, localScriptResumePoint } from './localScriptContinuation';
 import { mapLocalAgentChunk } from './mapLocalAgentChunk';
 import { runLocalAgentScript } from './runLocalAgentScript';
 
@@ -82,11 +83,15 @@ function resolveAnswer(events: AgentRunEmitter, answer: AgentApprovalAnswer): Ag
  * ends the run cancelled; `tool.retry` makes a new attempt of a failed retryable tool call
  * (`attempt` + 1, `retryOf`), which yields the step's `retryResult` (else fails again);
  * `approval.resolve` and `tool.submit_result` answer the approval or tool step the run
- * waits on (`waitFor: 'command'`). `executeCommand` completes, with no events of its own,
+ * waits on (`waitFor: 'command'`), or an approval it would end waiting on. `executeCommand` completes, with no events of its own,
  * once the run has taken the command, and fails `invalid_command` when the run is not
  * running here or the command does not apply. A script given as a function gets the turn
  * too: in a run that continues a waiting one, the application's tool results; the answers
  * to the waiting run's approvals are resolved before the script plays, and no user message is sent.
+ * A script given as an object is one conversation: the run that continues a waiting one plays
+ * it on from the step after the approvals that ended it, with their answers (a tool step's
+ * `argumentsFrom` takes a modified decision's data); a rejection cancels the tool call the
+ * approval is about and plays nothing more.
  *
  * @example
  * // Run 1 asks for approval in the run, then leaves the weather tool to the application;
@@ -115,9 +120,15 @@ export function createLocalAgentProvider(
   const runtime: LocalAgentRuntime =
     options.runtime ??
     ((input, signal, run) => {
-      const script =
-        typeof options.script === 'function' ? options.script(input, run.turn) : (options.script as LocalAgentScript);
-      return runLocalAgentScript(script, signal, run.commands);
+      const answers = run.turn.continuation?.approvals ?? [];
+      // A script function writes each turn itself; one script is one conversation, played on
+      // where the waiting run ended.
+      if (typeof options.script === 'function') {
+        return runLocalAgentScript(options.script(input, run.turn), signal, run.commands, { answers });
+      }
+      const script = options.script as LocalAgentScript;
+      const from = localScriptResumePoint(script, run.turn);
+      return runLocalAgentScript(script, signal, run.commands, { from, answers });
     });
   /** The live runs of this provider, by run id: from their context until their stream ends. */
   const runs = new Map<string, LocalAgentRun>();
@@ -145,6 +156,8 @@ export function createLocalAgentProvider(
         return [
           events.emit('run.started', { input }),
           ...continuation.approvals.map((answer) => resolveAnswer(events, answer)),
+          // A scripted agent stops at a rejection; your own runtime decides for itself.
+          ...(options.runtime === undefined ? cancelRejectedToolCalls(events, run.turn) : []),
         ];
       }
       return [

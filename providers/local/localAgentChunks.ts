@@ -78,6 +78,13 @@ export type LocalAgentStep =
       retryError?: AgentErrorInfo;
       /** For a tool the application executes: whether the run ends waiting for its result or waits for it running. */
       waitFor?: LocalAgentWaitFor;
+      /**
+       * An earlier approval step (`approval-<its index>`) the call's arguments come from: its
+       * data as the user answered it (`modified`), else as it was asked. `argumentDeltas`
+       * are the arguments only when that approval has no data. A tool call gated this way
+       * runs with what the user approved, as an agent runs a tool after its approval.
+       */
+      argumentsFrom?: string;
     }
   | {
       type: 'approval';
@@ -93,9 +100,13 @@ export type LocalAgentStep =
       version?: string | number;
       /**
        * How the runtime resolves it by itself; omit it to leave the approval to the user, as
-       * `waitFor` says. Waiting in the run, an approved or modified answer lets the script go
-       * on; a rejected one stops it: a tool call the approval names that is still waiting is
-       * cancelled (`approval_rejected`), and the run completes with no further step.
+       * `waitFor` says. An approved or modified answer lets the script go on; a rejected one
+       * stops it: a tool call the approval names that is still waiting is cancelled
+       * (`approval_rejected`), and the run completes with no further step. Left to the
+       * continuation, the approval ends the run before the next step that is not another
+       * such approval; the run that continues it (with the answers) plays the script on from
+       * that step, or, when an answer rejects, cancels that tool call and plays nothing more.
+       * An answer sent while the run still runs is taken in the run.
        */
       decision?: 'approved' | 'rejected' | 'modified' | 'expired';
       waitFor?: LocalAgentWaitFor;

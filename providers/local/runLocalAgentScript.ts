@@ -2,6 +2,7 @@ import type { AgentCommandOf } from '../../protocol/commandSchemas';
 import { AgentError } from '../../protocol/errors';
 import type { AgentErrorInfo } from '../../protocol/eventSchemas';
 import { AgentTransportError } from '../../transports/AgentTransportError';
+import type { AgentApprovalAnswer } from '../AgentProvider';
 import { LocalAgentCommandInbox } from './LocalAgentCommandInbox';
 import type { LocalAgentChunk, LocalAgentScript, LocalAgentStep } from './localAgentChunks';
 
@@ -30,6 +31,25 @@ type Settlement =
   | { type: 'approval'; command: AgentCommandOf<'approval.resolve'> }
   | { type: 'tool'; command: AgentCommandOf<'tool.submit_result'> }
   | { type: 'retried' };
+
+/** How an approval was answered, as far as the script's later steps care. */
+interface Answer {
+  decision: 'approved' | 'rejected' | 'modified' | 'expired';
+  data?: unknown;
+}
+
+/** Where a script starts playing, and what was answered before it (in the run it continues). */
+export interface LocalAgentScriptOptions {
+  /** The index of the first step to play; default 0. Steps keep their ids (`text-3`). */
+  from?: number;
+  /** The answers to approvals an earlier run asked, for the tool steps that take their arguments from them. */
+  answers?: readonly AgentApprovalAnswer[];
+}
+
+/** Whether an approval step leaves its answer to the run that continues this one. */
+function waitsForContinuation(step: LocalAgentStep): step is ApprovalStep {
+  return step.type === 'approval' && step.decision === undefined && step.waitFor !== 'command';
+}
 
 /** A failed, retryable tool call the runtime ran: a `tool.retry` of it makes attempt `attempt + 1`. */
 interface RetryableCall {
@@ -68,6 +88,10 @@ class LocalScriptPlayer {
   private readonly delay: number;
   private readonly pendingToolCalls: string[] = [];
   private readonly pendingApprovals: string[] = [];
+  /** The steps of the approvals listed as pending, so an answer that comes while the run still runs is checked against them. */
+  private readonly pendingSteps = new Map<string, ApprovalStep>();
+  /** The answers so far, by approval id: the continued run's, and this run's. */
+  private readonly answers = new Map<string, Answer>();
   private readonly retryable = new Map<string, RetryableCall>();
   private awaited: Awaited | undefined;
   private settlement: Settlement | undefined;
@@ -80,26 +104,62 @@ class LocalScriptPlayer {
     private readonly script: LocalAgentScript,
     private readonly signal: AbortSignal,
     private readonly commands: LocalAgentCommandInbox,
+    private readonly options: LocalAgentScriptOptions = {},
   ) {
     this.delay = script.delayMs ?? 0;
+    for (const answer of options.answers ?? []) {
+      const decision = answer.status === 'cancelled' ? 'rejected' : (answer.decision ?? 'approved');
+      this.answers.set(answer.approvalId, answer.data === undefined ? { decision } : { decision, data: answer.data });
+    }
   }
 
   async *play(): AsyncGenerator<LocalAgentChunk> {
     try {
-      for (const [index, step] of this.script.steps.entries()) {
+      const { steps } = this.script;
+      /** The run ends here waiting for the answers to its pending approvals. */
+      let held = false;
+      for (let index = this.options.from ?? 0; index < steps.length; ) {
+        const step = steps[index] as LocalAgentStep;
+        // A pending approval holds the script: only further approvals left to the
+        // continuation are asked in the same run; the next step waits for the answers.
+        if (this.pendingApprovals.length > 0 && !waitsForContinuation(step)) {
+          if (yield* this.answeredInRun()) continue;
+          if (this.ended) return;
+          held = !this.stopped;
+          break;
+        }
         this.checkAbort();
         yield* this.playStep(step, `${step.type}-${index}`);
         if (this.ended) return;
         if (this.stopped) break;
+        index += 1;
       }
       const done: Extract<LocalAgentChunk, { type: 'done' }> = { type: 'done' };
       if (this.script.usage !== undefined) done.usage = this.script.usage;
       if (this.pendingToolCalls.length > 0) done.pendingToolCallIds = this.pendingToolCalls;
       if (this.pendingApprovals.length > 0) done.pendingApprovalIds = this.pendingApprovals;
-      yield* this.emit(done);
+      if (!held) {
+        yield* this.emit(done);
+        return;
+      }
+      // Right after the last look at the commands: an answer sent from now on finds the run
+      // ended, and goes with the run that continues it.
+      this.ended = true;
+      yield done;
     } finally {
       this.commands.close();
     }
+  }
+
+  /**
+   * The script is held by pending approvals: after the script's delay, takes the commands
+   * sent meanwhile. Whether every pending approval was answered in the run, so it goes on.
+   */
+  private async *answeredInRun(): AsyncGenerator<LocalAgentChunk, boolean> {
+    if (this.delay > 0) await sleep(this.delay, this.signal);
+    else this.checkAbort();
+    yield* this.takeCommands();
+    return !this.ended && !this.stopped && this.pendingApprovals.length === 0;
   }
 
   private async *playStep(step: LocalAgentStep, id: string): AsyncGenerator<LocalAgentChunk> {
@@ -158,9 +218,29 @@ class LocalScriptPlayer {
     }
   }
 
+  /**
+   * A tool step's argument deltas: its own, or, with `argumentsFrom`, the data of that
+   * approval as the user answered it (`modified`) or as it was asked.
+   */
+  private argumentDeltasOf(step: ToolStep): string[] {
+    const approvalId = step.argumentsFrom;
+    if (approvalId === undefined) return step.argumentDeltas;
+    const index = /^approval-(\d+)$/.exec(approvalId)?.[1];
+    const approval = index === undefined ? undefined : this.script.steps[Number(index)];
+    if (approval?.type !== 'approval') {
+      throw new LocalAgentRuntimeError(
+        `tool step "${step.name}": argumentsFrom "${approvalId}" names no approval step of the script`,
+        'invalid_script',
+      );
+    }
+    const answer = this.answers.get(approvalId);
+    const data = answer?.decision === 'modified' && answer.data !== undefined ? answer.data : approval.data;
+    return data === undefined ? step.argumentDeltas : [JSON.stringify(data)];
+  }
+
   private async *playTool(step: ToolStep, id: string): AsyncGenerator<LocalAgentChunk> {
     yield* this.emit({ type: 'tool.start', id, name: step.name });
-    for (const delta of step.argumentDeltas) yield* this.emit({ type: 'tool.args', id, delta });
+    for (const delta of this.argumentDeltasOf(step)) yield* this.emit({ type: 'tool.args', id, delta });
     yield* this.emit({ type: 'tool.args_end', id });
     if (step.error !== undefined) {
       yield* this.emit({ type: 'tool.running', id });
@@ -195,7 +275,7 @@ class LocalScriptPlayer {
     const id = `${rootId}-retry-${attempt}`;
     call.retriedAs = id;
     yield* this.emit({ type: 'tool.start', id, name: step.name, attempt, retryOf: failedId });
-    for (const delta of step.argumentDeltas) yield* this.emit({ type: 'tool.args', id, delta });
+    for (const delta of this.argumentDeltasOf(step)) yield* this.emit({ type: 'tool.args', id, delta });
     yield* this.emit({ type: 'tool.args_end', id });
     yield* this.emit({ type: 'tool.running', id });
     const error = step.retryError ?? ('retryResult' in step ? undefined : step.error);
@@ -216,16 +296,32 @@ class LocalScriptPlayer {
     if (step.version !== undefined) request.version = step.version;
     yield* this.emit(request);
     if (step.decision !== undefined) {
+      this.answers.set(id, { decision: step.decision });
       yield* this.emit({ type: 'approval.resolved', id, decision: step.decision });
       return;
     }
     if (step.waitFor !== 'command') {
       this.pendingApprovals.push(id);
+      this.pendingSteps.set(id, step);
       return;
     }
     const settlement = yield* this.idle({ kind: 'approval', id, step });
     if (settlement?.type !== 'approval') return;
-    const { payload, commandId } = settlement.command;
+    yield* this.resolveByCommand(id, step, settlement.command);
+  }
+
+  /**
+   * Resolves an approval with the user's command: approved or modified, the script goes on
+   * (a later tool step may take the data); rejected, a pending tool call the approval is
+   * about is cancelled and the script stops.
+   */
+  private async *resolveByCommand(
+    id: string,
+    step: ApprovalStep,
+    command: AgentCommandOf<'approval.resolve'>,
+  ): AsyncGenerator<LocalAgentChunk> {
+    const { payload, commandId } = command;
+    this.answers.set(id, payload.data === undefined ? { decision: payload.decision } : payload);
     const resolved: Extract<LocalAgentChunk, { type: 'approval.resolved' }> = {
       type: 'approval.resolved',
       id,
@@ -307,8 +403,16 @@ class LocalScriptPlayer {
         }
         case 'approval.resolve': {
           const refusal = this.refuseApproval(command);
+          const { approvalId } = command.payload;
+          const pending = this.pendingSteps.get(approvalId);
           if (refusal !== undefined) delivery.refuse(refusal);
-          else {
+          else if (pending !== undefined) {
+            // An approval the run would end waiting on, answered while it still runs: taken here.
+            delivery.accept();
+            this.pendingSteps.delete(approvalId);
+            this.pendingApprovals.splice(this.pendingApprovals.indexOf(approvalId), 1);
+            yield* this.resolveByCommand(approvalId, pending, command);
+          } else {
             delivery.accept();
             this.settlement = { type: 'approval', command };
           }
@@ -334,10 +438,10 @@ class LocalScriptPlayer {
   private refuseApproval(command: AgentCommandOf<'approval.resolve'>): string | undefined {
     const { approvalId, decision, expectedVersion } = command.payload;
     const awaited = this.awaited;
-    if (awaited?.kind !== 'approval' || awaited.id !== approvalId) {
-      return `approval "${approvalId}" is not waiting for an answer in the run`;
-    }
-    const { version, editable } = awaited.step;
+    const step =
+      awaited?.kind === 'approval' && awaited.id === approvalId ? awaited.step : this.pendingSteps.get(approvalId);
+    if (step === undefined) return `approval "${approvalId}" is not waiting for an answer in the run`;
+    const { version, editable } = step;
     if (expectedVersion !== undefined && expectedVersion !== version) {
       const actual = version === undefined ? 'has no version' : `is at version ${JSON.stringify(version)}`;
       return `expected version ${JSON.stringify(expectedVersion)} of approval "${approvalId}", which ${actual}`;
@@ -354,11 +458,14 @@ class LocalScriptPlayer {
 /**
  * Plays a script as a runtime would: chunk by chunk, with the script's delay, honouring
  * the abort signal. Tool steps without a result are left to the application, approval
- * steps without a decision to the user: by default the run ends listing them as pending;
- * with `waitFor: 'command'` it waits, running, for the command that answers them.
- * The commands sent to the run through `commands` are taken between chunks and while it
- * waits: `run.cancel` ends it, `tool.retry` makes a new attempt of a failed retryable tool
- * call. Without `commands`, nobody can send it any. The inbox is closed when the run ends.
+ * steps without a decision to the user: by default the run ends listing them as pending
+ * (an approval ends it before the next step that is not another such approval, unless its
+ * answer comes while the run still runs; the run that continues it plays on from there,
+ * `options.from`); with `waitFor: 'command'` it waits, running, for the command that
+ * answers them. The commands sent to the run through `commands` are taken between chunks
+ * and while it waits: `run.cancel` ends it, `tool.retry` makes a new attempt of a failed
+ * retryable tool call, `approval.resolve` answers an approval it asked. Without `commands`,
+ * nobody can send it any. The inbox is closed when the run ends.
  *
  * @example
  * for await (const chunk of runLocalAgentScript({ steps: [{ type: 'text', deltas: ['Hi'] }] }, signal)) console.log(chunk.type);
@@ -368,6 +475,7 @@ export async function* runLocalAgentScript(
   script: LocalAgentScript,
   signal: AbortSignal,
   commands: LocalAgentCommandInbox = new LocalAgentCommandInbox('local', 'local'),
+  options: LocalAgentScriptOptions = {},
 ): AsyncGenerator<LocalAgentChunk> {
-  yield* new LocalScriptPlayer(script, signal, commands).play();
+  yield* new LocalScriptPlayer(script, signal, commands, options).play();
 }

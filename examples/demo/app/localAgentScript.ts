@@ -3,7 +3,8 @@ import type { LocalAgentScript, LocalAgentTurn } from '../../../providers/index'
 /**
  * The local runtime's first turn: what `npm start` plays in the terminal, made for clicking.
  * The second weather lookup fails retryably and the run waits for the user's Retry; the email
- * needs an approval in the run; `send_email` is a client tool the page runs itself.
+ * needs an approval in the run; `send_email` is a client tool the page runs itself, with the
+ * approval's data as the user approved it (edited or not).
  */
 const firstTurn: LocalAgentScript = {
   delayMs: 60,
@@ -42,8 +43,14 @@ const firstTurn: LocalAgentScript = {
       versions: ['# Paris\n14 °C', '# Paris\n14 °C\n\n# Rome\n21 °C'],
     },
     { type: 'text', deltas: ['Paris is 14 °C, ', 'Rome 21 °C. ', 'Sending the email now.'] },
-    // A tool the application runs: the run ends waiting for its result.
-    { type: 'tool', name: 'send_email', argumentDeltas: ['{"to":', '"team@example.com"}'] },
+    // A tool the application runs: the run ends waiting for its result. It sends what the
+    // user approved: an edited address (Edit and approve) is the one it gets.
+    {
+      type: 'tool',
+      name: 'send_email',
+      argumentDeltas: ['{"to":', '"team@example.com"}'],
+      argumentsFrom: 'approval-6',
+    },
   ],
 };
 
