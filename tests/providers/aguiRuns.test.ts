@@ -1,10 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createAgentStore } from '../../machines/createAgentStore';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import { createAgUIAgentProvider } from '../../providers/agui/createAgUIAgentProvider';
+import { runAgentProvider } from '../../providers/runAgentProvider';
 import { runAgentProviderFixture } from '../../providers/testing/runAgentProviderFixture';
 import { validateAgentProviderEvents } from '../../providers/testing/validateAgentProviderEvents';
 import { startFixtureServer } from '../support/fixtureServer';
+import { startHttpServer } from '../support/httpServer';
 
 const fixtures = fileURLToPath(new URL('../../providers/agui/__fixtures__', import.meta.url));
 const server = await startFixtureServer(
@@ -79,5 +82,48 @@ describe('AG-UI: a stream that carries more than one run (over SSE from a loopba
       forwardedProps: { fixture: 'cancelled.sse' },
     });
     expect(run.result).toEqual({ runId: 'contract-run', status: 'cancelled' });
+  });
+
+  it('cancels the follow-on run, not the finished one, when the caller stops the stream during it', async () => {
+    const frames = [
+      { type: 'RUN_STARTED', threadId: 't', runId: 'agui-run-1' },
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'agui-run-1' },
+      { type: 'RUN_STARTED', threadId: 't', runId: 'agui-run-2' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'msg-2', role: 'assistant' },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'msg-2', delta: 'Still ' },
+    ];
+    // Streams the frames, then keeps the connection open, as an agent still at work.
+    const open = await startHttpServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const frame of frames) response.write(`data: ${JSON.stringify(frame)}\n\n`);
+    });
+    try {
+      const store = createAgentStore();
+      const controller = new AbortController();
+      const result = await runAgentProvider({
+        provider: createAgUIAgentProvider({ url: open.url }),
+        input: { prompt: 'Go' },
+        sessionId: 's',
+        runId: 'run-1',
+        signal: controller.signal,
+        onEvent: (event, admission) => {
+          store.dispatch(event, admission);
+          if (event.type === 'message.delta' && event.runId === 'agui-run-2') controller.abort();
+        },
+      });
+      expect(result).toEqual({
+        runId: 'run-1',
+        status: 'completed',
+        followOnRuns: [{ runId: 'agui-run-2', status: 'cancelled' }],
+      });
+      const state = store.getSnapshot();
+      expect([state.runs['run-1']?.status, state.runs['agui-run-2']?.status]).toEqual(['completed', 'cancelled']);
+      const message = state.messages[getAgentEntityKey('agui-run-2', 'msg-2')];
+      expect([message?.content, message?.status]).toEqual(['Still ', 'cancelled']);
+      expect(state.issues).toEqual([]);
+      store.destroy();
+    } finally {
+      await open.close();
+    }
   });
 });
