@@ -150,4 +150,33 @@ describe('toNodeHandler: whatever arrives, it answers and the process lives', ()
       expect((await fetch(`http://127.0.0.1:${port}/sessions/s/state`)).status).toBe(200);
     }
   });
+
+  it("fails the handler's read of a body whose client went away mid-body, rather than leave it waiting", async () => {
+    let outcome: (value: string) => void = () => {};
+    const read = new Promise<string>((resolve) => {
+      outcome = resolve;
+    });
+    let arrive: () => void = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      arrive = resolve;
+    });
+    const port = await serve(async (request) => {
+      arrive();
+      try {
+        await request.text();
+        outcome('read to the end');
+      } catch {
+        outcome('failed');
+      }
+      return new Response(null, { status: 204 });
+    });
+    const socket = createConnection({ host: '127.0.0.1', port });
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n0123456789');
+    // Once the handler has the request and is reading its body, go away.
+    await arrived;
+    socket.destroy();
+    const bounded = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000));
+    expect(await Promise.race([read, bounded])).toBe('failed');
+  });
 });

@@ -37,6 +37,12 @@ function bodyOf(request: IncomingMessage): { body: ReadableStream<Uint8Array>; c
         finished = true;
         controller.error(error);
       });
+      // A client that goes away mid-body: the handler's read fails instead of waiting for ever.
+      request.once('close', () => {
+        if (finished) return;
+        finished = true;
+        controller.error(new Error('The client closed the connection before the whole body arrived'));
+      });
     },
     pull() {
       request.resume();
@@ -109,8 +115,10 @@ function answerJson(response: ServerResponse, status: number, error: { code: str
 }
 
 /**
- * Serves a web `Request`/`Response` handler (the host's `fetch`) from `node:http`. The
- * response body is piped with backpressure: a client that reads slowly makes the handler's
+ * Serves a web `Request`/`Response` handler (the host's `fetch`) from `node:http`. Whatever
+ * arrives is answered and nothing throws outside the handler: what cannot become a web
+ * `Request` is `400 invalid_request` (a malformed `Host`) or `501 not_implemented` (`TRACE`),
+ * a handler that throws is `500`. The response body is piped with backpressure: a client that reads slowly makes the handler's
  * stream wait, never the process buffer; a client that goes away cancels the stream.
  *
  * @example
