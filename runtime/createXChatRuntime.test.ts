@@ -9,7 +9,7 @@ import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import { parseXChatMessages } from '../react/parseXChatMessages';
 import { startHttpServer } from '../tests/support/httpServer';
-import { createRemoteRuntime, requestCompletedRun } from '../tests/support/remoteRuntime';
+import { createRemoteRuntime, requestCompletedRun, waitingOnTool } from '../tests/support/remoteRuntime';
 import { createXChatRuntime } from './createXChatRuntime';
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -245,8 +245,73 @@ describe('XChatRuntime.destroy', () => {
     expect((await running).status).toBe('cancelled');
     const failure = await approving;
     expect(AgentCommandError.isInstance(failure) && failure.code).toBe('interrupted');
+    // Stopped once its stream and its command have ended, in the task after.
+    await nextTask();
     expect(chat.actor.getSnapshot().status).toBe('stopped');
     expect(chat.getSnapshot().isRequesting).toBe(false);
+  });
+
+  it('interrupts a command waiting in its lane behind one in flight too', async () => {
+    const { remote, signals } = stallingCommands();
+    const chat = createXChatRuntime({ provider: remote.provider });
+    const started = remote.nextRun();
+    const running = chat.request({ prompt: 'Book both' });
+    const run = await started;
+    run.push((events) => [
+      events.emit('approval.requested', { approvalId: 'flight' }),
+      events.emit('approval.requested', { approvalId: 'hotel' }),
+    ]);
+    await nextTask();
+    const settled = (approvalId: string) =>
+      chat.agentActions.resolveApproval({ runId: run.runId, approvalId, decision: 'approved' }).then(
+        () => 'succeeded',
+        (error: unknown) => (AgentCommandError.isInstance(error) ? error.code : 'other'),
+      );
+    const flight = settled('flight');
+    const hotel = settled('hotel');
+    await nextTask();
+    expect(signals).toHaveLength(1);
+
+    chat.destroy();
+    expect(await flight).toBe('interrupted');
+    expect(await hotel).toBe('interrupted');
+    expect((await running).status).toBe('cancelled');
+    // The queued command was never sent: it failed before reaching the provider.
+    expect(remote.calls.map((command) => command.payload)).toEqual([{ approvalId: 'flight', decision: 'approved' }]);
+    await nextTask();
+    expect(chat.actor.getSnapshot().status).toBe('stopped');
+  });
+
+  it('does not wait for an answer kept for a waiting run: no run will carry it', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Weather, then book?' });
+    const run = await started;
+    run.push((events) => [
+      events.emit('approval.requested', { approvalId: 'book' }),
+      ...waitingOnTool(events).slice(0, 2),
+      events.emit('run.completed', { pendingToolCallIds: ['call-1'], pendingApprovalIds: ['book'] }),
+    ]);
+    run.end();
+    await result;
+    let answer = 'pending';
+    void chat.agentActions.resolveApproval({ runId: run.runId, approvalId: 'book', decision: 'approved' }).then(
+      () => {
+        answer = 'succeeded';
+      },
+      () => {
+        answer = 'failed';
+      },
+    );
+    await nextTask();
+    expect(Object.values(chat.getSnapshot().commandStates).map(({ status }) => status)).toEqual(['submitting']);
+
+    chat.destroy();
+    await nextTask();
+    expect(chat.actor.getSnapshot().status).toBe('stopped');
+    expect(answer).toBe('pending');
+    expect(remote.runs).toHaveLength(1);
   });
 
   it('refuses requests and actions afterwards with a typed error; the rest do nothing and the last view stays', async () => {

@@ -177,10 +177,12 @@ export interface XChatRuntime<Input> {
   retain(): () => void;
   /**
    * Disposes the conversation: its streams are dropped (their runs end `cancelled` here, as
-   * with `abort`), its commands in flight fail `interrupted`, its actor (connection machine,
-   * command lanes) is stopped, and its checkpoint saves nothing more (what was scheduled is
-   * dropped: `flushCheckpoint()` first to keep it; the storage keeps the last save). Once the
-   * dropped streams have closed, its store is destroyed and its listeners are told no more.
+   * with `abort`), its commands in flight and those queued behind them fail `interrupted`,
+   * and its checkpoint saves nothing more (what was scheduled is dropped: `flushCheckpoint()`
+   * first to keep it; the storage keeps the last save). Once those streams and commands have
+   * ended (in the tasks that follow), its actor (connection machine, command lanes) and its
+   * store are stopped and its listeners are told no more. An answer kept for a waiting run's
+   * continuation stays `submitting`: no run will carry it.
    *
    * Afterwards `request` and `agentActions.continueRun` reject with an `AgentError` whose code
    * is `runtime_destroyed`, the other actions with an `AgentCommandError` of that code;
@@ -243,7 +245,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   let checkpointError: AgentCheckpointError | undefined;
   /** Requests waiting for the restore to finish. */
   let waiting = 0;
-  /** `destroy` was called; `disposed`: and its streams have closed, its store is destroyed. */
+  /** `destroy` was called; `disposed`: and its streams and commands have wound down, its actor and store are stopped. */
   let destroyed = false;
   let disposed = false;
   const destroyedMessage = () => `The chat runtime of session "${sessionId}" was destroyed`;
@@ -267,9 +269,9 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const ownSnapshot = runtimeActor.getSnapshot.bind(runtimeActor);
   actorSnapshot = ownSnapshot;
   runtimeActor.start();
-  /** Tells the runtime's actor, which a destroyed runtime has stopped: what its last streams say then is not news. */
+  /** Tells the runtime's actor, which a disposed runtime has stopped: what its last streams say then is not news. */
   const send = (event: XChatRuntimeEvent) => {
-    if (!destroyed) runtimeActor.send(event);
+    if (!disposed) runtimeActor.send(event);
   };
 
   /** Brings the actor's view up to date: the one transition a change costs, once per task. */
@@ -308,8 +310,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const notify = () => {
     scheduled = false;
     if (disposed) return;
-    // The last of a destroyed runtime's streams has closed: its listeners hear of that, then of nothing more.
-    if (destroyed && !isStreaming()) dispose();
+    // The last of a destroyed runtime's streams and commands has ended: its listeners hear of that, then of nothing more.
+    if (destroyed && !isWindingDown()) dispose();
     if (!watched()) return;
     tell();
     // Listeners are called after the actor has taken the change, never from within it: one
@@ -451,7 +453,8 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
         ...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
         onEvent: (event, admission) => {
           // After a confirmed cancel the stream is closed here: its closing events are not news.
-          if (!run.closedByCommand && !disposed) commandRunner.dispatch(event, admission);
+          if (!run.closedByCommand && !disposed) return commandRunner.dispatch(event, admission);
+          return undefined;
         },
         onCursor: (cursor) => {
           run.cursor = cursor;
@@ -602,13 +605,26 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     if (!destroyed) dropStreams(reason);
   };
 
-  function isStreaming(): boolean {
+  /**
+   * Whether a destroyed runtime still has a stream closing or a command to fail: its lanes
+   * carry out their queued commands, which fail `interrupted` at once, their signals being
+   * aborted. An answer kept for a waiting run's continuation is not waited for: no run will
+   * carry it now.
+   */
+  function isWindingDown(): boolean {
     for (const run of runs.values()) if (run.controller !== undefined) return true;
+    for (const command of book.submittingCommands()) {
+      const kept =
+        command.type === 'approval.resolve' &&
+        commandRunner.answersOf(command.runId)?.get(command.payload.approvalId)?.commandId === command.commandId;
+      if (!kept) return true;
+    }
     return false;
   }
-  /** The end of a destroyed runtime, once its streams have closed: its store goes, and its listeners. */
+  /** The end of a destroyed runtime, once it has wound down: its actor and store stop, its listeners go. */
   function dispose(): void {
     disposed = true;
+    runtimeActor.stop();
     store.destroy();
     listeners.clear();
   }
@@ -617,8 +633,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     dropStreams(new DOMException('The chat runtime was destroyed', 'AbortError'));
     destroyed = true;
     coordinator?.stop();
-    runtimeActor.stop();
-    if (!isStreaming()) dispose();
+    if (!isWindingDown()) dispose();
     else schedule();
   };
 
