@@ -318,9 +318,9 @@ describe('createAgentEventProvider: refusals and invalid events', () => {
 
     expect(result?.status).toBe('failed');
     expect(AgentTransportError.isInstance(result?.error) && result.error.status).toBe(403);
-    expect((result?.error as Error).message).toBe(
-      `GET ${host.baseURL}/sessions/s1/events answered 403 forbidden: Not allowed to read in this session`,
-    );
+    expect(result?.error).toMatchObject({
+      message: `GET ${host.baseURL}/sessions/s1/events answered 403 forbidden: Not allowed to read in this session`,
+    });
     expect(host.requestsOf('GET /events')).toHaveLength(1);
     expect(state.runs.r1).toMatchObject({ status: 'failed', error: { code: 'http_error' } });
   });
