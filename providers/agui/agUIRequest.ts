@@ -117,7 +117,7 @@ function inputMessagesOf(messages: unknown, runId: string): AgUIMessage[] {
 /**
  * The request's messages: the input's, else the session's conversation from the history;
  * then the prompt as a new user message, unless the run continues another or the prompt is
- * the last message already (callers that send both often repeat it there). Built once per
+ * the last of the input's messages already (callers that send both often repeat it there). Built once per
  * run; their ids become known, so a MESSAGES_SNAPSHOT that repeats them hydrates nothing
  * twice. Throws when the input cannot become a request (`checkInput`, `inputMessagesOf`).
  */
@@ -133,7 +133,8 @@ function requestMessagesOf(input: AgUIAgentInput, context: AgUIContextState): Ag
         : toAgUIMessages(context.history, sessionId);
   const { prompt } = input;
   if (context.continuation === undefined && prompt !== undefined) {
-    const last = messages.at(-1);
+    // Only the caller's own messages can repeat it: the history's last user message is an earlier run's.
+    const last = input.messages === undefined ? undefined : messages.at(-1);
     const repeated = last?.role === 'user' && contentOf(last.content) === prompt;
     if (!repeated) messages.push({ id: promptMessageIdOf(runId), role: 'user', content: prompt });
   }

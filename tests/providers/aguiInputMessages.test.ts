@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createAgentStore } from '../../machines/createAgentStore';
 import { AgentValidationError } from '../../protocol/errors';
 import { createAgUIAgentProvider } from '../../providers/agui/createAgUIAgentProvider';
+import { runAgentProvider } from '../../providers/runAgentProvider';
 import { runAgentProviderFixture } from '../../providers/testing/runAgentProviderFixture';
 import { startFixtureServer } from '../support/fixtureServer';
 
@@ -97,5 +99,26 @@ describe('AG-UI: input messages without ids', () => {
       expect(run.state.runs['contract-run']?.error?.code).toBe('invalid_input');
       expect(run.state.issues).toEqual([]);
     }
+  });
+
+  it("sends a prompt again after the history's last user message: that one was an earlier run's", async () => {
+    const store = createAgentStore();
+    const forwardedProps = { fixture: 'run-error-at-once.sse' };
+    for (const runId of ['run-a', 'run-b']) {
+      await runAgentProvider({
+        provider,
+        input: { prompt: 'hi', forwardedProps },
+        sessionId: 'retry',
+        runId,
+        history: store.getSnapshot(),
+        onEvent: store.dispatch,
+      });
+    }
+    const sent = sentMessages(server.requests.length - 1) as Array<{ role: string }>;
+    expect(sent.filter((message) => message.role === 'user')).toEqual([
+      { id: 'prompt-run-a', role: 'user', content: 'hi' },
+      { id: 'prompt-run-b', role: 'user', content: 'hi' },
+    ]);
+    store.destroy();
   });
 });
