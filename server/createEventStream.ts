@@ -55,7 +55,10 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
   let lastWrite = options.now();
   let dropTimer: ReturnType<typeof setTimeout> | undefined;
   let finished = false;
-  const { reauthorize, reauthorizeMs = Number.POSITIVE_INFINITY } = options;
+  const { reauthorize } = options;
+  // 0 (or less) is no periodic check, never a check at every read.
+  const reauthorizeMs =
+    options.reauthorizeMs !== undefined && options.reauthorizeMs > 0 ? options.reauthorizeMs : Number.POSITIVE_INFINITY;
   let authorizedAt = options.now();
 
   /** Whether the reader may still read these entries: `authorize` is asked again at a new run and when due. */

@@ -123,6 +123,23 @@ describe('an open event stream', () => {
     expect(body).toContain('event: forbidden\n');
   });
 
+  it('reauthorizeMs 0 asks only at new runs, never in a loop', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const { served, access } = await start({ reauthorizeMs: 0, heartbeatMs: 15_000 });
+    const response = await new Promise<IncomingMessage>((resolve) => get(`${served.url}/sessions/s5/events`, resolve));
+    let keepAlives = 0;
+    response.setEncoding('utf8').on('data', (text: string) => {
+      keepAlives += text.split(': keep-alive').length - 1;
+    });
+    for (let step = 0; step < 60; step += 1) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(access.reads).toBe(1);
+    expect(keepAlives).toBe(4);
+    response.destroy();
+  });
+
   it("ends followAgentSession with the host's 403 when a new run is refused, without reconnecting", async () => {
     const { host, served, access } = await start();
     const store = createAgentStore();
