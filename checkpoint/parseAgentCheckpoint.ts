@@ -170,6 +170,22 @@ function copyJson<Value>(value: Value): Value {
  * store.reset(checkpoint.state);
  */
 export function parseAgentCheckpoint(value: unknown, options: ParseAgentCheckpointOptions = {}): AgentCheckpoint {
+  try {
+    return parseCheckpoint(value, options);
+  } catch (error) {
+    if (AgentCheckpointError.isInstance(error)) throw error;
+    // Anything else that breaks while untrusted data is read (an engine limit such as a
+    // RangeError, a getter or proxy of what a storage returned) is still this checkpoint's
+    // fault, and must fail closed as one: the caller handles AgentCheckpointError only.
+    const kind = error instanceof Error ? error.name : typeof error;
+    throw new AgentCheckpointError('invalid_checkpoint', `Invalid checkpoint: it could not be read (${kind})`, {
+      path: '',
+      cause: error,
+    });
+  }
+}
+
+function parseCheckpoint(value: unknown, options: ParseAgentCheckpointOptions): AgentCheckpoint {
   const maxSize = options.maxSize ?? DEFAULT_MAX_CHECKPOINT_SIZE;
   checkShape(value, maxSize);
   if (!isRecord(value)) throw invalid('', 'is not an object');
@@ -204,7 +220,7 @@ export function parseAgentCheckpoint(value: unknown, options: ParseAgentCheckpoi
       );
     }
     // Validated as any version 1 checkpoint, without migrate: migrating happens once.
-    return parseAgentCheckpoint(migrated, { maxSize });
+    return parseCheckpoint(migrated, { maxSize });
   }
   checkVersions(value);
   const parsed = agentCheckpointEnvelopeSchema.safeParse(value);
