@@ -184,6 +184,15 @@ function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
             /^Invalid run request: continuation\.approvals\.0\.data(\.a)+: nested deeper than 100 levels$/,
           ),
         ]);
+        // JSON.parse makes "__proto__" an own key: events may not carry one.
+        const protoKey = await postJson(
+          `${base('p2')}/runs`,
+          '{"provider":"tool","input":{},"continuation":{"runId":"waiting","approvals":[],"toolResults":[{"toolCallId":"tool-0","result":{"__proto__":{"admin":true}}}]}}',
+        );
+        expect([protoKey.status, (protoKey.body.error as { message: string }).message]).toEqual([
+          400,
+          'Invalid run request: continuation.toolResults.0.result.__proto__: is a "__proto__" key, which is not allowed',
+        ]);
         expect(await under.log.lastCursor('p2')).toBe(before);
         await expect(host.startRun('p2', { provider: 'answer', input: nested(101) })).rejects.toMatchObject({
           code: 'invalid_request',
