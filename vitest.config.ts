@@ -1,4 +1,39 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files that take longest, longest first: started early, they run beside the many short
+ * files instead of after them. On a fresh clone vitest knows no durations and would start the
+ * largest files first, which is not the same thing.
+ */
+const SLOW_FILES = [
+  'tests/fuzz/',
+  'tests/browser/demo.browser.test.ts',
+  'tests/browser/demoProviders.browser.test.ts',
+  'tests/browser/reloadResume.browser.test.ts',
+  'tests/packaging.test.ts',
+  'tests/browser/demoHost.browser.test.ts',
+  'tests/browser/useXChat.browser.test.ts',
+  'server/redis/',
+  'tests/demoForwarding.test.ts',
+  'tests/demoServerCli.test.ts',
+  'tests/serverRedis.e2e.test.ts',
+  'tests/properties.test.ts',
+  'tests/modelBased.test.ts',
+];
+
+class SlowFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const index = SLOW_FILES.findIndex((slow) => file.moduleId.includes(`/${slow}`));
+      return index === -1 ? SLOW_FILES.length : index;
+    };
+    // Array.prototype.sort is stable: the other files keep vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -23,7 +58,21 @@ export default defineConfig({
       tsconfig: './tsconfig.json',
       ignoreSourceErrors: true,
     },
-    testTimeout: 60_000,
+    // A ceiling, not a measure: tests wait for events, and a loaded machine only makes them slower.
+    testTimeout: 120_000,
+    // Hooks start Chromium, redis-server or a Vite build: seconds on a quiet machine, more on a
+    // loaded one. A hook that hangs still fails, after a minute.
+    hookTimeout: 60_000,
+    // vitest's default is one worker per core less one: a single worker on 2 cores, running
+    // every file in turn. The slowest files mostly wait on another process (Chromium, a Vite
+    // build, redis-server, npm), so one worker more than cores keeps the cores busy meanwhile.
+    maxWorkers: availableParallelism() + 1,
+    sequence: { sequencer: SlowFilesFirst },
+    // expect.poll waits for what it asserts; its default second is too short for a browser
+    // page or a server on a loaded machine. A value that never comes still fails, later.
+    expect: { poll: { timeout: 20_000 } },
     setupFiles: ['./tests/support/fastCheckSeed.ts'],
+    // A folder for the demo page, which the browser files build once between them.
+    globalSetup: ['./tests/browser/demoPageBuild.ts'],
   },
 });

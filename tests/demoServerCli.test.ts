@@ -19,7 +19,7 @@ const REAL_SERVICE_VARIABLES = [
   'ANTHROPIC_MODEL',
 ];
 /** The build takes a few seconds alone; the machine may be busy with other tests. */
-const START_TIMEOUT_MS = 40_000;
+const START_TIMEOUT_MS = 120_000;
 
 interface CliRun {
   child: ChildProcessByStdio<null, Readable, Readable>;

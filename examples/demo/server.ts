@@ -29,6 +29,8 @@ export interface DemoServerOptions {
   host?: string;
   /** Where the page is built; default `examples/demo/dist/`. */
   outDir?: string;
+  /** `false`: serve the page `outDir` already holds, built once for several servers (as the browser tests do). */
+  build?: boolean;
   /** Read for the real services' keys; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
@@ -114,8 +116,8 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   if (!isPort(firstPort)) throw new RangeError(`port must be a whole number from 0 to ${MAX_PORT}, not ${firstPort}`);
   const openAI = openAIUpstreamFromEnv(env);
   const anthropic = anthropicUpstreamFromEnv(env);
-  const buildMs = await buildDemoApp(outDir);
-  log(`Built the page in ${(buildMs / 1000).toFixed(1)} s (${outDir})`);
+  const buildMs = options.build === false ? 0 : await buildDemoApp(outDir);
+  if (options.build !== false) log(`Built the page in ${(buildMs / 1000).toFixed(1)} s (${outDir})`);
 
   // The page's own script, run here: the page's "agentstate host" provider streams its runs
   // from this host's event log, and its commands and client tool results come back here.

@@ -134,7 +134,7 @@ const SCENARIOS: ProviderScenario[] = [
     runs: ['completed', 'completed'],
     answer: async (page) => {
       const approve = page.getByRole('button', { name: 'Approve', exact: true });
-      await approve.waitFor({ timeout: 15_000 });
+      await approve.waitFor({ timeout: 60_000 });
       await approve.click();
     },
   },
@@ -261,8 +261,8 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
       await scenario.answer?.(page);
 
       const bubbles = bubblesOf(page, 'ai');
-      await expect.poll(() => bubbles.allTextContents(), { timeout: 15_000 }).toEqual(scenario.bubbles);
-      await expect.poll(() => toolCardsOf(page), { timeout: 15_000 }).toEqual(scenario.toolCards);
+      await expect.poll(() => bubbles.allTextContents(), { timeout: 60_000 }).toEqual(scenario.bubbles);
+      await expect.poll(() => toolCardsOf(page), { timeout: 60_000 }).toEqual(scenario.toolCards);
       const reasoning = page.locator('[data-testid="reasoning"]');
       await expect
         .poll(() => reasoning.locator('.ant-think-status-text').allTextContents())
@@ -312,13 +312,13 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
         .screenshot({ path: join(SCREENSHOTS, `providers-${scenario.providerId}-reasoning.png`) });
       expect(pageErrors).toEqual([]);
     },
-    30_000,
+    180_000,
   );
 
   /** The approval card's decision tag, once it is resolved. */
   const decisionOf = async (page: Page) => {
     const approval = page.locator('[data-testid="approval"]');
-    await expect.poll(() => approval.getAttribute('data-status'), { timeout: 15_000 }).toBe('resolved');
+    await expect.poll(() => approval.getAttribute('data-status'), { timeout: 60_000 }).toBe('resolved');
     return approval.locator('.ant-tag').textContent();
   };
 
@@ -326,10 +326,10 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
     await startConversation('local');
     await sendPrompt(page, 'What is the weather in Paris and Rome? Email it to the team.');
     const retry = page.getByRole('button', { name: 'Retry' });
-    await retry.waitFor({ timeout: 15_000 });
+    await retry.waitFor({ timeout: 60_000 });
     await retry.click();
     const reject = page.getByRole('button', { name: 'Reject' });
-    await reject.waitFor({ timeout: 15_000 });
+    await reject.waitFor({ timeout: 60_000 });
     await reject.click();
 
     expect(await decisionOf(page)).toBe('rejected');
@@ -350,18 +350,18 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
     expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
     await screenshotOf(page, 'providers-local-rejected');
     expect(pageErrors).toEqual([]);
-  }, 30_000);
+  }, 180_000);
 
   it('AG-UI: Reject answers the interrupt; the resumed run leaves the files alone', async () => {
     await startConversation('agui');
     await sendPrompt(page, 'Free some disk space');
     const reject = page.getByRole('button', { name: 'Reject' });
-    await reject.waitFor({ timeout: 15_000 });
+    await reject.waitFor({ timeout: 60_000 });
     await reject.click();
 
     expect(await decisionOf(page)).toBe('rejected');
     await expect
-      .poll(() => bubblesOf(page, 'ai').allTextContents(), { timeout: 15_000 })
+      .poll(() => bubblesOf(page, 'ai').allTextContents(), { timeout: 60_000 })
       .toEqual([
         'I found 12 log files older than 30 days. Deleting them needs your approval.',
         'OK, I left the files alone.',
@@ -380,5 +380,5 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
     expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
     await screenshotOf(page, 'providers-agui-rejected');
     expect(pageErrors).toEqual([]);
-  }, 30_000);
+  }, 180_000);
 });

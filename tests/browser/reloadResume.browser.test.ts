@@ -145,7 +145,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
-  }, 60_000);
+  }, 180_000);
 
   afterEach(async () => {
     await context?.close();
@@ -162,7 +162,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
     served.length = 0;
     pageErrors.length = 0;
     context = await browser.newContext();
-    context.setDefaultTimeout(10_000);
+    context.setDefaultTimeout(60_000);
     await context.addInitScript((key) => {
       (globalThis as { restoredFrom?: string | null }).restoredFrom = localStorage.getItem(key);
     }, CHECKPOINT_KEY);
@@ -216,7 +216,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
     expect(savedText).toBe(answerUpTo(runEvents, Number(cursor)));
     expect(savedText.split(' ').length - 1, 'words saved before the reload').toBeGreaterThanOrEqual(3);
 
-    await page.waitForSelector('[data-testid="message-3"][data-status="success"]', { timeout: 15_000 });
+    await page.waitForSelector('[data-testid="message-3"][data-status="success"]', { timeout: 60_000 });
     await page.waitForSelector('#connection:text-is("idle")');
     expect(await page.textContent('#requesting')).toBe('false');
     expect(await messages(page)).toEqual([
@@ -325,7 +325,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
     const page = await openPage('/?strict=1');
     await reloadDuringSlowAnswer(page, 'word4 ');
     await page.waitForSelector('[data-testid="message-3"]:is([data-status="success"], [data-status="abort"])', {
-      timeout: 15_000,
+      timeout: 60_000,
     });
     expect(await message(page, 3).getAttribute('data-status')).toBe('success');
     expect(await message(page, 3).textContent()).toBe(SLOW_ANSWER);

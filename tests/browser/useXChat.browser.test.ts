@@ -87,7 +87,7 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
     page.on('console', (message) => {
       if (message.type() === 'error') pageErrors.push(message.text());
     });
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await browser?.close();

@@ -36,7 +36,7 @@ export async function startHostProcess(options: {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`host ${options.instanceId} did not start in 15 s`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`host ${options.instanceId} did not start in 60 s`)), 60_000);
     child.once('exit', (code) => reject(new Error(`host ${options.instanceId} exited with ${code}`)));
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (line) => {
       clearTimeout(timer);
