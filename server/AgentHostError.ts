@@ -48,12 +48,19 @@ export class AgentHostError extends AgentError {
   override readonly code: AgentHostErrorCode;
   /** When the client may try again, in seconds: the answer's `Retry-After`. */
   readonly retryAfterSeconds: number | undefined;
+  /** The methods the path takes, for `method_not_allowed`: the answer's `Allow`. */
+  readonly allow: string | undefined;
 
-  constructor(code: AgentHostErrorCode, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+  constructor(
+    code: AgentHostErrorCode,
+    message: string,
+    options?: { cause?: unknown; retryAfterSeconds?: number; allow?: string },
+  ) {
     super(code, message, options);
     this.name = 'AgentHostError';
     this.code = code;
     this.retryAfterSeconds = options?.retryAfterSeconds;
+    this.allow = options?.allow;
   }
 
   get status(): number {
@@ -79,5 +86,6 @@ export function errorResponse(error: unknown): Response {
   const response = jsonResponse({ error: { code: hostError.code, message: hostError.message } }, hostError.status);
   if (hostError.retryAfterSeconds !== undefined)
     response.headers.set('retry-after', String(hostError.retryAfterSeconds));
+  if (hostError.allow !== undefined) response.headers.set('allow', hostError.allow);
   return response;
 }

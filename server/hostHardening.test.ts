@@ -582,3 +582,23 @@ describe('command refusals name what is wrong', () => {
     }
   });
 });
+
+describe('a method an endpoint does not take', () => {
+  it('answers 405 method_not_allowed with the Allow header naming the one it takes', async () => {
+    const host = createAgentHost({ providers: {}, onError: () => {} });
+    try {
+      const cases: Array<[string, string, string]> = [
+        ['DELETE', 'runs', 'POST'],
+        ['PUT', 'commands', 'POST'],
+        ['POST', 'state', 'GET'],
+        ['HEAD', 'events', 'GET'],
+      ];
+      for (const [method, endpoint, allow] of cases) {
+        const answer = await host.fetch(new Request(`http://host/sessions/a1/${endpoint}`, { method }));
+        expect([method, answer.status, answer.headers.get('allow')]).toEqual([method, 405, allow]);
+      }
+    } finally {
+      await host.close();
+    }
+  });
+});

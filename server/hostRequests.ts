@@ -90,7 +90,9 @@ export function routeOf(request: Request, basePath: string): { sessionId: string
   if (!isSessionId(sessionId)) throw new AgentHostError('invalid_request', 'The session id is not a valid id');
   const endpoint = match[2] as AgentHostEndpoint;
   if (request.method !== METHODS[endpoint]) {
-    throw new AgentHostError('method_not_allowed', `${endpoint} takes ${METHODS[endpoint]}, not ${request.method}`);
+    throw new AgentHostError('method_not_allowed', `${endpoint} takes ${METHODS[endpoint]}, not ${request.method}`, {
+      allow: METHODS[endpoint],
+    });
   }
   return { sessionId, endpoint };
 }
