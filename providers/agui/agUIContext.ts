@@ -2,6 +2,7 @@ import type { AGUIEvent, Message as AgUIMessage } from '@ag-ui/core';
 import type { AgentState } from '../../machines/agentState';
 import type { AgentApprovalAnswer, AgentRunContinuation } from '../AgentProvider';
 import type { AgentRunEmitter } from '../createAgentRunEmitter';
+import type { AgUIAgentInput } from './agUIRequest';
 
 export type LaneKind = 'text' | 'tool' | 'reasoning';
 
@@ -34,6 +35,8 @@ export interface AgUIContextState {
   unconfirmedAnswers: readonly AgentApprovalAnswer[];
   /** The request's messages, built once from the input or the history. */
   requestMessages: AgUIMessage[] | undefined;
+  /** What the stream was opened with: a follow-on run's input too, so a run that continues it builds its request alike. */
+  input: AgUIAgentInput | undefined;
 }
 
 /**

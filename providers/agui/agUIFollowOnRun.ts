@@ -52,7 +52,8 @@ export function startFollowOnRun(event: RunStartedEvent, context: AgUIContextSta
   context.unconfirmedAnswers = [];
   const agui: Record<string, unknown> = { threadId: event.threadId, runId: event.runId };
   if (typeof event.parentRunId === 'string') agui.parentRunId = event.parentRunId;
+  // The stream's input, as the first run's: a run that continues this one rebuilds its request from it.
   const payload: { input?: unknown } = {};
-  if (event.input !== undefined) payload.input = event.input;
+  if (context.input !== undefined) payload.input = context.input;
   return [context.events.emit('run.started', payload, { meta: { agui } })];
 }

@@ -265,6 +265,7 @@ export function createAgUIAgentProvider(
       // A reconnected stream (a sequence to continue after) goes on after a chunk that confirmed them.
       unconfirmedAnswers: initialSequence > 0 ? [] : (continuation?.approvals ?? []),
       requestMessages: undefined,
+      input: undefined,
     }),
     start(input, context) {
       if (input.threadId !== undefined) context.threadId = input.threadId;
@@ -277,7 +278,10 @@ export function createAgUIAgentProvider(
         ...userMessageEventsOf(input, context),
       ];
     },
-    prepareRequest: prepareAgUIRequest,
+    prepareRequest: (input, context) => {
+      context.input = input;
+      return prepareAgUIRequest(input, context);
+    },
     transformChunk: (chunk, context) => {
       const event = readAgUIChunk(chunk);
       if (context.unconfirmedAnswers.length === 0) return mapEvent(event, context, options);

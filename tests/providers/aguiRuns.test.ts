@@ -56,6 +56,9 @@ describe('AG-UI: a stream that carries more than one run (over SSE from a loopba
       ['agui-run-2', 1, { threadId: 'thread-1', runId: 'agui-run-2' }],
     ]);
     expect(run.state.lastSequenceByRun['agui-run-2']).toBe(5);
+    // The stream's input, so a run that continues the second builds its request as for the first.
+    expect(run.state.runs['agui-run-2']?.input).toEqual(run.state.runs['contract-run']?.input);
+    expect(run.state.runs['agui-run-2']?.input).toMatchObject({ prompt: 'Book a table' });
   });
 
   it('gives a follow-on run that repeats an AG-UI runId an id of its own, and fails it alone when the stream is cut', async () => {
