@@ -6,6 +6,7 @@ import { createAgUIAgentProvider } from '../../providers/agui/createAgUIAgentPro
 import { runAgentProvider } from '../../providers/runAgentProvider';
 import { runAgentProviderFixture } from '../../providers/testing/runAgentProviderFixture';
 import { validateAgentProviderEvents } from '../../providers/testing/validateAgentProviderEvents';
+import { createXChatRuntime } from '../../runtime/createXChatRuntime';
 import { startFixtureServer } from '../support/fixtureServer';
 import { startHttpServer } from '../support/httpServer';
 
@@ -127,6 +128,57 @@ describe('AG-UI: a stream that carries more than one run (over SSE from a loopba
       store.destroy();
     } finally {
       await open.close();
+    }
+  });
+
+  it('through the runtime: an interrupt of the follow-on run is answered and continued like any waiting run', async () => {
+    const replies = [
+      [
+        { type: 'RUN_STARTED', threadId: 'trip', runId: 'agui-run-1' },
+        { type: 'TEXT_MESSAGE_START', messageId: 'msg-1', role: 'assistant' },
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'msg-1', delta: 'Found a flight.' },
+        { type: 'TEXT_MESSAGE_END', messageId: 'msg-1' },
+        { type: 'RUN_FINISHED', threadId: 'trip', runId: 'agui-run-1' },
+        { type: 'RUN_STARTED', threadId: 'trip', runId: 'agui-run-2' },
+        {
+          type: 'RUN_FINISHED',
+          threadId: 'trip',
+          runId: 'agui-run-2',
+          outcome: { type: 'interrupt', interrupts: [{ id: 'book', reason: 'confirmation', message: 'Book it?' }] },
+        },
+      ],
+      [
+        { type: 'RUN_STARTED', threadId: 'trip', runId: 'agui-run-3' },
+        { type: 'TEXT_MESSAGE_START', messageId: 'msg-3', role: 'assistant' },
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'msg-3', delta: 'Booked.' },
+        { type: 'TEXT_MESSAGE_END', messageId: 'msg-3' },
+        { type: 'RUN_FINISHED', threadId: 'trip', runId: 'agui-run-3' },
+      ],
+    ];
+    const agent = await startHttpServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const frame of replies.shift() ?? []) response.write(`data: ${JSON.stringify(frame)}\n\n`);
+      response.end();
+    });
+    try {
+      const chat = createXChatRuntime({ provider: createAgUIAgentProvider({ url: agent.url }), sessionId: 'trip' });
+      const first = await chat.request({ prompt: 'Find and book a flight' });
+      expect(first.followOnRuns).toEqual([{ runId: 'agui-run-2', status: 'completed' }]);
+      expect(chat.getSnapshot().agentState.runs['agui-run-2']?.pendingApprovalIds).toEqual(['book']);
+      await chat.agentActions.resolveApproval({ runId: 'agui-run-2', approvalId: 'book', decision: 'approved' });
+      const state = chat.getSnapshot().agentState;
+      expect(state.approvals[getAgentEntityKey('agui-run-2', 'book')]).toMatchObject({
+        status: 'resolved',
+        decision: 'approved',
+      });
+      const continuing = Object.values(state.runs).find((run) => run.continuesRunId === 'agui-run-2');
+      expect(continuing?.status).toBe('completed');
+      const request = JSON.parse(agent.requests[1]?.body ?? '{}');
+      expect(request.resume).toEqual([{ interruptId: 'book', status: 'resolved', payload: { decision: 'approved' } }]);
+      expect(request.messages.map((message: { id: string }) => message.id)).toEqual([`prompt-${first.runId}`, 'msg-1']);
+      expect(state.issues).toEqual([]);
+    } finally {
+      await agent.close();
     }
   });
 });
