@@ -106,12 +106,13 @@ const approvalInteraction = setup({
   },
 });
 
-interface ApprovalContext {
+/** A type, not an interface: the model runner hands contexts over as records. */
+type ApprovalContext = {
   editable: boolean;
   decision: Decision | undefined;
   submitted: boolean;
   failure: Failure | undefined;
-}
+};
 
 /** The runtime's acts a local script cannot play. */
 const LOCAL_NEVER = ['runtime.expire', 'runtime.provider_error', 'runtime.protocol_error'];

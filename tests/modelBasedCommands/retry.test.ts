@@ -73,12 +73,13 @@ const retryInteraction = setup({
 
 const RETRY_OUTCOMES = ['runtime.retry_completes', 'runtime.retry_fails', 'runtime.retry_fails_for_good'];
 
-interface RetryContext {
+/** A type, not an interface: the model runner hands contexts over as records. */
+type RetryContext = {
   attempt: number;
   firstRetryable: boolean;
   /** The attempt whose retry command the runtime failed to carry out. */
   commandFailedAt: number | undefined;
-}
+};
 
 /** The local tool step whose retries all do what the path's retries do. */
 function retriedToolStep(retryable: boolean, events: readonly string[]): LocalAgentStep {
