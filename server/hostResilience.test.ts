@@ -112,9 +112,9 @@ function describeResilience(name: string, open: () => Promise<AgentEventLog>) {
     }
 
     it('a run that ends while a renewal of its lease is in flight is not reported as a lost lease', async () => {
-      // Renewals every 500 ms: the release waits at most that long for the next one.
-      const log = renewalRacingRelease(await open(), 700);
-      const { host, base, errors } = await start({ log, runLeaseMs: 1_500 });
+      // Renewals every second: the release waits at most that long for the next one (then 1.4 s, within the lease).
+      const log = renewalRacingRelease(await open(), 1_400);
+      const { host, base, errors } = await start({ log, runLeaseMs: 3_000 });
       await host.startRun('l1', { provider: 'slow', input: {}, runId: 'r1' });
       const { events } = await readEvents(`${base('l1')}/events?runId=r1`, { stop: isTerminal });
       expect(events.at(-1)?.type).toBe('run.completed');
