@@ -236,6 +236,11 @@ describe('XChatRuntime.destroy', () => {
     await nextTask();
     expect(signals).toHaveLength(1);
     expect(chat.destroyed).toBe(false);
+    const heard: Array<[boolean, string | undefined]> = [];
+    chat.subscribe(() => {
+      const { isRequesting, agentState } = chat.getSnapshot();
+      heard.push([isRequesting, agentState.runs[run.runId]?.status]);
+    });
 
     chat.destroy();
     chat.destroy();
@@ -249,6 +254,11 @@ describe('XChatRuntime.destroy', () => {
     await nextTask();
     expect(chat.actor.getSnapshot().status).toBe('stopped');
     expect(chat.getSnapshot().isRequesting).toBe(false);
+    // Its listeners heard of the runs it ended, and then of nothing more.
+    expect(heard.at(-1)).toEqual([false, 'cancelled']);
+    const heardCount = heard.length;
+    await nextTask();
+    expect(heard).toHaveLength(heardCount);
   });
 
   it('interrupts a command waiting in its lane behind one in flight too', async () => {

@@ -311,12 +311,14 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     scheduled = false;
     if (disposed) return;
     // The last of a destroyed runtime's streams and commands has ended: its listeners hear of that, then of nothing more.
-    if (destroyed && !isWindingDown()) dispose();
-    if (!watched()) return;
-    tell();
-    // Listeners are called after the actor has taken the change, never from within it: one
-    // that acts at once (approves, retries) finds the actor ready to take that too.
-    for (const listener of [...listeners]) listener();
+    const ending = destroyed && !isWindingDown();
+    if (watched()) {
+      tell();
+      // Listeners are called after the actor has taken the change, never from within it: one
+      // that acts at once (approves, retries) finds the actor ready to take that too.
+      for (const listener of [...listeners]) listener();
+    }
+    if (ending) dispose();
   };
   // Listeners hear of changes in a task of their own, after the run has dispatched what
   // one read of the stream holds: a transport yields frame by frame, through microtasks,
