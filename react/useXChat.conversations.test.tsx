@@ -1,5 +1,6 @@
 // @vitest-environment jsdom
 import { act, cleanup, render, waitFor } from '@testing-library/react';
+import { StrictMode } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentMessageState } from '../machines/agentState';
 import { AgentCommandError } from '../providers/AgentCommandError';
@@ -121,6 +122,25 @@ describe('useXChat switching conversationKey', () => {
     expect((await result).status).toBe('completed');
     await waitFor(() => expect(detail.chat.messages.at(-1)?.message.content).toBe('Day one: Paris.'));
     expect(list.chat.messages).toEqual([]);
+  });
+
+  it("keeps a keyed conversation streaming through StrictMode's double mount", async () => {
+    const { remote, provider } = stallingRemote();
+    const conversations = createXChatConversations();
+    const probe: { current?: Chat } = {};
+    render(
+      <StrictMode>
+        <ChatProbe options={{ provider, conversationKey: 'a', conversations }} probe={probe} />
+      </StrictMode>,
+    );
+    const { run, result } = await startRun({ chat: probe.current as Chat }, remote, 'Hi');
+    await nextTask();
+    await nextTask();
+    expect(run.aborted).toBe(false);
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    expect((await result).status).toBe('completed');
+    expect(conversations.get('a', provider)).toBe(probe.current?.chat.runtime);
   });
 
   it('switched back before the next task, the conversation goes on as if it had not been left', async () => {
