@@ -377,9 +377,10 @@ export function selectPendingInput(state: AgentState, runId: string): AgentPendi
     approvals: pendingApprovalAnswers.keep(runId, approvals),
   };
   if (pending.toolCalls === NONE && pending.approvals === NONE) return NOTHING_PENDING;
-  const previous = pendingCache.get(pending.toolCalls === NONE ? pending.approvals : pending.toolCalls);
+  const anchor = pending.toolCalls === NONE ? pending.approvals : pending.toolCalls;
+  const previous = pendingCache.get(anchor);
   if (previous?.toolCalls === pending.toolCalls && previous.approvals === pending.approvals) return previous;
-  pendingCache.set(pending.toolCalls === NONE ? pending.approvals : pending.toolCalls, pending);
+  pendingCache.set(anchor, pending);
   return pending;
 }
 
