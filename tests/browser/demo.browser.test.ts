@@ -397,6 +397,7 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
       .browser()
       ?.newContext({ viewport: { width: 1440, height: 1000 } });
     if (context === undefined) throw new Error('the demo page has no browser');
+    context.setDefaultTimeout(60_000);
     try {
       const inspectorRequests: string[] = [];
       await context.route('https://stately.ai/**', (route) => {

@@ -90,6 +90,8 @@ export async function openDemoPage(
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    // Waits for the page are ceilings: a loaded machine only makes them slower.
+    page.setDefaultTimeout(60_000);
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('console', (message) => {
       if (message.type() === 'error') pageErrors.push(message.text());

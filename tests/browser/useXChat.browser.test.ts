@@ -83,6 +83,8 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
     page = await browser.newPage();
+    // Waits for the page are ceilings: a loaded machine only makes them slower.
+    page.setDefaultTimeout(60_000);
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('console', (message) => {
       if (message.type() === 'error') pageErrors.push(message.text());
