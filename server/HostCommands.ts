@@ -101,9 +101,14 @@ export class HostCommands {
   private async unknownRun(command: AgentCommand): Promise<AgentCommandOutcome | undefined> {
     const { log, sessions } = this.options;
     const { sessionId, runId } = command;
+    const unknown = failed('unknown_run', `Session has no run "${runId}"`);
     if ((await log.runOwner(sessionId, runId)).state !== 'unowned') return undefined;
+    // A session the log holds nothing of has no runs: asked before its state is built, so a
+    // made-up session id costs this instance no cached state either.
+    const empty = (await log.lastCursor(sessionId)) === undefined && (await log.loadSnapshot(sessionId)) === undefined;
+    if (empty) return unknown;
     if ((await sessions.sync(sessionId)).state.runs[runId] !== undefined) return undefined;
-    return failed('unknown_run', `Session has no run "${runId}"`);
+    return unknown;
   }
 
   /** Executes a command where its run runs; `settled` when the run's instance already recorded the outcome. */
