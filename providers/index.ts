@@ -36,6 +36,7 @@ export { LocalAgentCommandInbox } from './local/LocalAgentCommandInbox';
 export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep, LocalAgentWaitFor } from './local/localAgentChunks';
 export type { LocalAgentToolResult, LocalAgentTurn } from './local/localAgentTurn';
 export { readLocalAgentTurn } from './local/localAgentTurn';
+export type { LocalAgentScriptOptions } from './local/runLocalAgentScript';
 export { LocalAgentRuntimeError, runLocalAgentScript } from './local/runLocalAgentScript';
 export type { AgentConnectionChange, AgentReconnectOptions } from './reconnect';
 export type { RunAgentCommandOptions } from './runAgentCommand';

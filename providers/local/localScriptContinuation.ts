@@ -12,7 +12,7 @@ function rejects(answer: AgentApprovalAnswer): boolean {
 }
 
 /** The step index in an approval id the player made (`approval-3`), if it is one. */
-function stepIndexOf(approvalId: string): number | undefined {
+export function approvalStepIndexOf(approvalId: string): number | undefined {
   const index = /^approval-(\d+)$/.exec(approvalId)?.[1];
   return index === undefined ? undefined : Number(index);
 }
@@ -42,7 +42,7 @@ export function localScriptResumePoint(script: LocalAgentScript, turn: LocalAgen
     }
   }
   let last = -1;
-  for (const approvalId of asked) last = Math.max(last, stepIndexOf(approvalId) ?? -1);
+  for (const approvalId of asked) last = Math.max(last, approvalStepIndexOf(approvalId) ?? -1);
   return last < 0 ? end : Math.min(last + 1, end);
 }
 

@@ -5,6 +5,7 @@ import { AgentTransportError } from '../../transports/AgentTransportError';
 import type { AgentApprovalAnswer } from '../AgentProvider';
 import { LocalAgentCommandInbox } from './LocalAgentCommandInbox';
 import type { LocalAgentChunk, LocalAgentScript, LocalAgentStep } from './localAgentChunks';
+import { approvalStepIndexOf } from './localScriptContinuation';
 
 /** Thrown by the local runtime at a `fail` step, as a crashed model server would fail. */
 export class LocalAgentRuntimeError extends AgentError {
@@ -225,8 +226,8 @@ class LocalScriptPlayer {
   private argumentDeltasOf(step: ToolStep): string[] {
     const approvalId = step.argumentsFrom;
     if (approvalId === undefined) return step.argumentDeltas;
-    const index = /^approval-(\d+)$/.exec(approvalId)?.[1];
-    const approval = index === undefined ? undefined : this.script.steps[Number(index)];
+    const index = approvalStepIndexOf(approvalId);
+    const approval = index === undefined ? undefined : this.script.steps[index];
     if (approval?.type !== 'approval') {
       throw new LocalAgentRuntimeError(
         `tool step "${step.name}": argumentsFrom "${approvalId}" names no approval step of the script`,
@@ -321,7 +322,10 @@ class LocalScriptPlayer {
     command: AgentCommandOf<'approval.resolve'>,
   ): AsyncGenerator<LocalAgentChunk> {
     const { payload, commandId } = command;
-    this.answers.set(id, payload.data === undefined ? { decision: payload.decision } : payload);
+    this.answers.set(
+      id,
+      payload.data === undefined ? { decision: payload.decision } : { decision: payload.decision, data: payload.data },
+    );
     const resolved: Extract<LocalAgentChunk, { type: 'approval.resolved' }> = {
       type: 'approval.resolved',
       id,
