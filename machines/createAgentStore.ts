@@ -4,6 +4,7 @@ import type { AgentCommand } from '../protocol/commandSchemas';
 import { AgentError, AgentProtocolError } from '../protocol/errors';
 import type { AgentEvent } from '../protocol/eventSchemas';
 import { isAgentCommand } from '../protocol/parseAgentEvent';
+import type { AgentProtocolIssue } from '../protocol/protocolIssue';
 import { type AgentState, createEmptyAgentState } from './agentState';
 import { isParsedAgentState, parseAgentState } from './agentStateSchema';
 import type { StatePatchLimits } from './applyStatePatch';
@@ -39,8 +40,11 @@ export interface AgentStore {
   /**
    * Applies one event. `admission` is `runAgentProvider`'s token that it has validated the
    * event (`onEvent: store.dispatch` passes it); without it the event is checked in full.
+   * Returns the issue recorded when the store refused the event (record mode), so that
+   * `runAgentProvider` can say what of its run was refused; undefined otherwise.
    */
-  dispatch(event: unknown, admission?: AgentEventAdmission): void;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a wrapper whose dispatch returns nothing still fits
+  dispatch(event: unknown, admission?: AgentEventAdmission): AgentProtocolIssue | void;
   /** Applies events in order and notifies once. In strict mode it is atomic. */
   batch(events: readonly unknown[]): void;
   /**
@@ -82,6 +86,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   let listenerList: ReadonlyArray<() => void> = [];
   /** Commands being submitted, so a rolled-back strict batch can mark them again. */
   const submitting = new Map<string, AgentCommand>();
+  /** The issue of the event `applyOne` refused last, for `dispatch` to return. */
+  let refusal: AgentProtocolIssue | undefined;
   let destroyed = false;
   const core: StoreCore = {
     strict: options.protocolMode === 'strict',
@@ -149,6 +155,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
         core.runs.remember(core.runs.getOrCreate(remember.runId), remember.eventId, sequence);
       }
       core.projection.addIssue(outcome.issue);
+      refusal = outcome.issue;
       return true;
     }
     const event = input as AgentEvent;
@@ -185,7 +192,13 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
 
     dispatch(event, admission) {
       assertAlive();
-      if (applyOne(event, admission === AGENT_EVENT_ADMITTED)) notify();
+      refusal = undefined;
+      const changed = applyOne(event, admission === AGENT_EVENT_ADMITTED);
+      // Read before listeners run: one may dispatch again.
+      const refused = refusal;
+      refusal = undefined;
+      if (changed) notify();
+      return refused;
     },
 
     batch(events) {

@@ -3,6 +3,7 @@ import { AGENT_EVENT_ADMITTED, type AgentEventAdmission } from '../protocol/admi
 import { AGENT_EVENT_PROTOCOL, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentEvent, AgentEventType } from '../protocol/eventSchemas';
+import { AGENT_PROTOCOL_ISSUE_CODES, type AgentProtocolIssue } from '../protocol/protocolIssue';
 import { randomId } from '../protocol/randomId';
 import { AgentTransportError, isAbortError } from '../transports/AgentTransportError';
 import type { AgentProvider, AgentRunContinuation, AnyAgentProvider } from './AgentProvider';
@@ -32,9 +33,11 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   /**
    * Receives every validated event, in order; what it throws is rethrown unchanged. Its
    * second argument is the runner's token that the event was checked, which
-   * `store.dispatch` takes so it does not check the event again.
+   * `store.dispatch` takes so it does not check the event again. It may return the
+   * `AgentProtocolIssue` it recorded for an event it refused, as `store.dispatch` does in
+   * record mode: the result then lists it in `refused` (anything else it returns is ignored).
    */
-  onEvent: (event: AgentEvent, admission: AgentEventAdmission) => void;
+  onEvent: (event: AgentEvent, admission: AgentEventAdmission) => unknown;
   /** Called with a chunk's cursor once all of that chunk's events were dispatched; never with an empty one. */
   onCursor?: (cursor: string) => void;
   /** Continue a run after a dropped connection, from a cursor, after its last sequence. */
@@ -58,9 +61,22 @@ export interface RunAgentProviderOptions<Input, Request, Chunk, Context> {
   now?: () => number;
 }
 
+/**
+ * How a call to `runAgentProvider` ended. `status` is how the run ended (`completed`,
+ * `failed`, `cancelled`), except that a run that completed while the consumer refused some
+ * of its events (`onEvent` returned their issues: a store in record mode) is `refused`: what
+ * AgentState shows of it is not all the provider said. `refused` lists those issues, in
+ * order, whatever the status; it is absent when nothing was refused.
+ *
+ * @example
+ * const result = await runAgentProvider({ ..., onEvent: store.dispatch });
+ * if (result.status === 'refused') console.warn(result.refused?.map((issue) => issue.message));
+ */
 export interface AgentRunResult {
   runId: string;
-  status: 'completed' | 'failed' | 'cancelled';
+  status: 'completed' | 'refused' | 'failed' | 'cancelled';
+  /** The issues of the events of this run the consumer refused, when there were any. */
+  refused?: AgentProtocolIssue[];
   /** The transport or runtime error a failed run ended with. */
   error?: unknown;
   /**
@@ -106,17 +122,38 @@ function checkProvider(provider: AnyAgentProvider, resume: boolean): void {
   }
 }
 
-/** The result of each run the gate followed, the error on the last when it failed; later runs as `followOnRuns`. */
-function resultOf(gate: EventGate, error?: unknown): AgentRunResult {
+/**
+ * The result of each run the gate followed, the error on the last when it failed; later runs
+ * as `followOnRuns`. A run completed with refused events is `refused`.
+ */
+function resultOf(
+  gate: EventGate,
+  refused: ReadonlyMap<string, AgentProtocolIssue[]>,
+  error?: unknown,
+): AgentRunResult {
   const runs = [...gate.endedRuns, { runId: gate.runId, tracker: gate.tracker }];
-  const results = runs.map(({ runId, tracker }): AgentRunResult => ({ runId, status: statusOf(tracker.terminalType) }));
+  const results = runs.map(({ runId, tracker }): AgentRunResult => {
+    const status = statusOf(tracker.terminalType);
+    const issues = refused.get(runId);
+    if (issues === undefined) return { runId, status };
+    return { runId, status: status === 'completed' ? 'refused' : status, refused: issues };
+  });
   const last = results[results.length - 1] as AgentRunResult;
   if (error !== undefined && last.status === 'failed') last.error = error;
   const [first, ...followOnRuns] = results as [AgentRunResult, ...AgentRunResult[]];
   return followOnRuns.length === 0 ? first : { ...first, followOnRuns };
 }
 
-function statusOf(type: AgentEventType | undefined): AgentRunResult['status'] {
+const ISSUE_CODES: ReadonlySet<unknown> = new Set(AGENT_PROTOCOL_ISSUE_CODES);
+
+/** Whether what `onEvent` returned is the issue of a refused event. */
+function isRefusal(value: unknown): value is AgentProtocolIssue {
+  if (typeof value !== 'object' || value === null) return false;
+  const { code, message } = value as { code?: unknown; message?: unknown };
+  return ISSUE_CODES.has(code) && typeof message === 'string';
+}
+
+function statusOf(type: AgentEventType | undefined): 'completed' | 'failed' | 'cancelled' {
   if (type === 'run.completed') return 'completed';
   if (type === 'run.cancelled') return 'cancelled';
   return 'failed';
@@ -239,16 +276,26 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
     throw new AgentProviderError(code, provider.id, reason, event);
   });
   if (resume !== undefined) gate.tracker.resume(runId, options.history);
+  /** The issues of the events the consumer refused, by run. */
+  const refused = new Map<string, AgentProtocolIssue[]>();
+  /** Hands one admitted event to the consumer, noting whether it refused it. */
+  const consume = (event: AgentEvent) => {
+    let answer: unknown;
+    try {
+      // With the token, a store given this event skips checking it again.
+      answer = onEvent(event, AGENT_EVENT_ADMITTED);
+    } catch (error) {
+      throw new ConsumerFailure(error);
+    }
+    if (answer === undefined || !isRefusal(answer)) return;
+    const issues = refused.get(event.runId);
+    if (issues === undefined) refused.set(event.runId, [answer]);
+    else issues.push(answer);
+  };
   const deliver = (events: readonly AgentEvent[]) => {
     for (const value of events) {
       const event = gate.admitOrAbsorb(value);
-      if (event === undefined) continue;
-      try {
-        // With the token, a store given this event skips checking it again.
-        onEvent(event, AGENT_EVENT_ADMITTED);
-      } catch (error) {
-        throw new ConsumerFailure(error);
-      }
+      if (event !== undefined) consume(event);
     }
   };
   /**
@@ -257,13 +304,7 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
    */
   const closeOpen = (closing: AgentRunClosing) => {
     const factory = createAgentEventFactory({ sessionId, runId: gate.runId, initialSequence: gate.lastSequence, now });
-    for (const event of gate.tracker.close(factory, closing)) {
-      try {
-        onEvent(gate.admitOwn(event), AGENT_EVENT_ADMITTED);
-      } catch (error) {
-        throw new ConsumerFailure(error);
-      }
-    }
+    for (const event of gate.tracker.close(factory, closing)) consume(gate.admitOwn(event));
   };
   const aborted = () => controller.signal.aborted;
   const abortError = () =>
@@ -416,7 +457,7 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
         });
       }
       reportEnd({ type: 'closed' });
-      return resultOf(gate);
+      return resultOf(gate, refused);
     } catch (error) {
       if (error instanceof ConsumerFailure || error instanceof DroppedStream || AgentProviderError.isInstance(error)) {
         throw error;
@@ -429,7 +470,7 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
         );
       }
       reportEnd(aborted() ? { type: 'closed' } : { type: 'failed', error: cause });
-      return resultOf(gate, cause);
+      return resultOf(gate, refused, cause);
     }
   } catch (error) {
     const stopped = aborted();

@@ -11,6 +11,7 @@ import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory
 import type { AgentEvent } from '../protocol/eventSchemas';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { parseAgentCommand } from '../protocol/parseAgentEvent';
+import type { AgentProtocolIssue } from '../protocol/protocolIssue';
 import { AgentCommandError } from '../providers/AgentCommandError';
 import type { AgentApprovalAnswer, AnyAgentProvider } from '../providers/AgentProvider';
 import { createClientToolResultEvent } from '../providers/clientToolResultEvent';
@@ -67,8 +68,12 @@ export interface CommandRunner {
     runId: string,
     payload: AgentCommandPayloadMap[Type],
   ): Promise<AgentActionResult>;
-  /** Puts an event into the store, and notices the terminal events commands wait for. */
-  dispatch(event: AgentEvent, admission?: AgentEventAdmission): void;
+  /**
+   * Puts an event into the store, and notices the terminal events commands wait for. Returns
+   * the issue the store recorded when it refused the event (record mode), as `store.dispatch`.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: as AgentStore's dispatch
+  dispatch(event: AgentEvent, admission?: AgentEventAdmission): AgentProtocolIssue | void;
   /** The answers kept for the approvals a run ended waiting on. */
   answersOf(runId: string): ReadonlyMap<string, RecordedAnswer> | undefined;
   /**
@@ -118,16 +123,17 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
   };
 
   const dispatch = (event: AgentEvent, admission?: AgentEventAdmission) => {
-    store.dispatch(event, admission);
+    const refused = store.dispatch(event, admission);
     // A run that started is saved at once, as one that ended: a refresh within the throttle
     // window must not lose it (an automatic continuation above all, whose waiting run then
     // looks answered and finished).
     if (event.type === 'run.started') core.checkpoint('started');
-    if (!RUN_TERMINALS.has(event.type)) return;
+    if (!RUN_TERMINALS.has(event.type)) return refused;
     core.checkpoint('terminal');
     const waiters = terminalWaiters.get(event.runId);
     if (waiters !== undefined) for (const wake of [...waiters]) wake();
     forgetIfFinished(event.runId);
+    return refused;
   };
 
   const succeed = (live: LiveCommand) => {

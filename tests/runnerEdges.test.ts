@@ -303,3 +303,40 @@ describe('cursors', () => {
     expect(cursors).toEqual(['2', '4']);
   });
 });
+
+describe('events of the run the consumer refused', () => {
+  /** A run whose provider sends a delta after the message completed: the store refuses it (invalid_transition). */
+  const lateDelta = () =>
+    seedProvider([
+      { delta: 'Done' },
+      {
+        raw: (events) => [
+          events.create('message.completed', { messageId: 'answer' }),
+          events.create('message.delta', { messageId: 'answer', delta: ' and more' }),
+          events.create('run.completed', {}),
+        ],
+      },
+    ]);
+
+  it('never resolves completed: the result is refused and lists what the store refused in record mode', async () => {
+    const { result, error, state } = await run(lateDelta());
+    expect(error).toBeUndefined();
+    expect(result?.status).toBe('refused');
+    expect(result?.refused?.map((issue) => [issue.code, issue.entityId])).toEqual([['invalid_transition', 'answer']]);
+    expect(result?.refused).toEqual(state.issues);
+    expect(state.runs.r1?.status).toBe('completed');
+  });
+
+  it('through the runtime, a request resolves refused too', async () => {
+    const chat = createXChatRuntime({ provider: lateDelta() });
+    const result = await chat.request({ prompt: 'Go' });
+    expect(result.status).toBe('refused');
+    expect(result.refused?.map((issue) => issue.code)).toEqual(['invalid_transition']);
+    expect(chat.getSnapshot().agentState.runs[result.runId]?.status).toBe('completed');
+  });
+
+  it('a run with nothing refused has no refused list', async () => {
+    const { result } = await run(seedProvider([{ delta: 'All' }, { done: true }]));
+    expect(result).toEqual({ runId: 'r1', status: 'completed' });
+  });
+});
