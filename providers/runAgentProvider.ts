@@ -252,7 +252,7 @@ async function closeIterator(iterator: AsyncIterator<unknown>): Promise<void> {
  *   onEvent: store.dispatch,
  *   onConnection: (change) => setConnection(change.type),
  * });
- * result.status; // 'completed' | 'failed' | 'cancelled'
+ * result.status; // 'completed' | 'refused' | 'failed' | 'cancelled'
  */
 export async function runAgentProvider<Input, Request, Chunk, Context>(
   options: RunAgentProviderOptions<Input, Request, Chunk, Context>,
