@@ -2,11 +2,13 @@
 // 127.0.0.1 and prints the URL. Here it runs as `npm start` runs it (the tsx loader, in a child
 // process, with `PORT` in its environment), and every child is stopped after its scenario.
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEMO_BUILD_STAMP, DEMO_DIST_DIRECTORY } from '../examples/demo/buildDemoApp';
 
 const repository = resolve(import.meta.dirname, '..');
 /** The variables that would send the demo's endpoints to the real services. */
@@ -138,6 +140,64 @@ describe('npm start: the demo server command', () => {
       expect(html).toMatch(/<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js"><\/script>/);
       const config = await fetch(new URL('/api/config', url));
       expect(await config.json()).toEqual({ openai: 'recorded', anthropic: 'recorded' });
+    },
+    START_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    'a second start does not rebuild an unchanged page; a page built from other sources is rebuilt',
+    async () => {
+      const listening = /^agentstate demo: http:\/\/127\.0\.0\.1:\d+\/ /m;
+      const first = startCli('0');
+      await outputMatching(first, listening);
+      await stop(first);
+
+      const second = startCli('0');
+      await outputMatching(second, listening);
+      expect(second.stdout()).toContain(
+        `The page is unchanged since its last build; not rebuilt (${DEMO_DIST_DIRECTORY})\n`,
+      );
+      expect(second.stdout()).not.toContain('Built the page');
+      await stop(second);
+
+      // As if a source had changed since: the stamp's hash no longer matches the files.
+      const stampFile = join(DEMO_DIST_DIRECTORY, DEMO_BUILD_STAMP);
+      const stamp = JSON.parse(await readFile(stampFile, 'utf8')) as { files: string[]; hash: string };
+      expect(stamp.files).toContain('examples/demo/app/DemoApp.tsx');
+      expect(stamp.files).toContain('react/useXChat.ts');
+      expect(stamp.files.some((file) => file.includes('node_modules'))).toBe(false);
+      await writeFile(stampFile, JSON.stringify({ ...stamp, hash: 'a build of other sources' }));
+      const third = startCli('0');
+      await outputMatching(third, listening);
+      expect(third.stdout()).toMatch(/^Built the page in \d+\.\d s /m);
+      expect(third.stdout()).not.toContain('not rebuilt');
+    },
+    3 * START_TIMEOUT_MS,
+  );
+
+  it(
+    "serves the page's script compressed to a client that accepts it, and plain to one that does not",
+    async () => {
+      const run = startCli('0');
+      const [, url = ''] = await outputMatching(run, /^agentstate demo: (http:\/\/127\.0\.0\.1:\d+\/) /m);
+      const html = await (await fetch(url)).text();
+      const script = new URL(html.match(/src="(\/assets\/index-[\w-]+\.js)"/)?.[1] ?? '/missing', url);
+      const plain = await fetch(script, { headers: { 'accept-encoding': 'identity' } });
+      const plainBody = Buffer.from(await plain.arrayBuffer());
+      expect(plain.headers.get('content-encoding')).toBeNull();
+      expect(plain.headers.get('vary')).toBe('Accept-Encoding');
+      // fetch decodes what it asked for; the length header tells what went over the wire.
+      for (const [accept, encoding] of [
+        ['gzip, deflate, br', 'br'],
+        ['gzip', 'gzip'],
+        ['br;q=0, gzip', 'gzip'],
+      ] as const) {
+        const answer = await fetch(script, { headers: { 'accept-encoding': accept } });
+        expect(answer.headers.get('content-encoding')).toBe(encoding);
+        expect(answer.headers.get('vary')).toBe('Accept-Encoding');
+        expect(Number(answer.headers.get('content-length'))).toBeLessThan(plainBody.length / 2);
+        expect(Buffer.from(await answer.arrayBuffer()).equals(plainBody)).toBe(true);
+      }
     },
     START_TIMEOUT_MS + 10_000,
   );

@@ -9,6 +9,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { brotliCompress, gzip, constants as zlibConstants } from 'node:zlib';
 import * as z from 'zod/mini';
 import { createLocalAgentProvider } from '../../providers/local/createLocalAgentProvider';
 import { createAgentHost } from '../../server/createAgentHost';
@@ -17,7 +19,7 @@ import { handleAgUI } from './agUIEndpoint';
 import { anthropicUpstreamFromEnv, handleAnthropic } from './anthropicEndpoint';
 import { DEMO_HOST_PATH, DEMO_HOST_PROVIDER } from './app/demoProviders';
 import { localAgentScript } from './app/localAgentScript';
-import { buildDemoApp, DEMO_DIST_DIRECTORY } from './buildDemoApp';
+import { buildDemoApp, DEMO_DIST_DIRECTORY, isDemoAppBuilt } from './buildDemoApp';
 import { handleOpenAI, openAIUpstreamFromEnv } from './openAIEndpoint';
 
 export interface DemoServerOptions {
@@ -29,7 +31,10 @@ export interface DemoServerOptions {
   host?: string;
   /** Where the page is built; default `examples/demo/dist/`. */
   outDir?: string;
-  /** `false`: serve the page `outDir` already holds, built once for several servers (as the browser tests do). */
+  /**
+   * `false`: serve the page `outDir` already holds, built once for several servers (as the
+   * browser tests do). Default: build it, unless `outDir` holds a build of the same sources.
+   */
   build?: boolean;
   /** Read for the real services' keys; default `process.env`. */
   env?: NodeJS.ProcessEnv;
@@ -38,7 +43,7 @@ export interface DemoServerOptions {
 
 export interface DemoServer {
   url: string;
-  /** How long the Vite build took, in milliseconds. */
+  /** How long the Vite build took, in milliseconds (0 when the page was not rebuilt). */
   buildMs: number;
   close(): Promise<void>;
 }
@@ -49,6 +54,15 @@ const CONTENT_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
   '.json': 'application/json',
+};
+/** The types sent compressed to a client that accepts it. */
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json']);
+type Encoding = 'br' | 'gzip';
+const compressors: Record<Encoding, (content: Buffer) => Promise<Buffer>> = {
+  // Quality 5: nearly gzip's speed at a smaller size; 11 (the default) takes seconds for the script.
+  br: (content) =>
+    promisify(brotliCompress)(content, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }) as Promise<Buffer>,
+  gzip: (content) => promisify(gzip)(content) as Promise<Buffer>,
 };
 const PORT_ATTEMPTS = 10;
 const MAX_PORT = 65_535;
@@ -70,18 +84,58 @@ function readBody(request: IncomingMessage): Promise<string> {
   });
 }
 
-async function serveFile(outDir: string, pathname: string, response: ServerResponse): Promise<void> {
-  // normalize() folds `..` away before the join, so no path leaves the build folder.
-  const relative = normalize(decodeURIComponent(pathname)).replace(/^([/\\]|\.\.)+/, '');
-  const file = relative === '' || extname(relative) === '' ? 'index.html' : relative;
-  try {
-    const content = await readFile(join(outDir, file));
-    response.writeHead(200, { 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' });
-    response.end(content);
-  } catch {
-    response.writeHead(404, { 'content-type': 'text/plain' });
-    response.end(`not found: ${pathname}`);
+/**
+ * The encoding to answer `accept-encoding` with: brotli, else gzip, else none. A coding the
+ * client lists with `q=0` is one it refuses.
+ */
+export function acceptedEncoding(header: string | undefined): Encoding | undefined {
+  const accepted = new Set<string>();
+  for (const item of (header ?? '').split(',')) {
+    const [name = '', ...parameters] = item.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    if (q !== undefined && !(Number(q.slice(2)) > 0)) continue;
+    accepted.add(name);
   }
+  if (accepted.has('br')) return 'br';
+  if (accepted.has('gzip')) return 'gzip';
+  return undefined;
+}
+
+/** Serves the built page's files; text ones compressed (once per file and encoding) when the client accepts it. */
+function fileServer(outDir: string) {
+  const compressed = new Map<string, Promise<Buffer>>();
+  return async (pathname: string, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    // normalize() folds `..` away before the join, so no path leaves the build folder.
+    const relative = normalize(decodeURIComponent(pathname)).replace(/^([/\\]|\.\.)+/, '');
+    const file = relative === '' || extname(relative) === '' ? 'index.html' : relative;
+    let content: Buffer;
+    try {
+      content = await readFile(join(outDir, file));
+    } catch {
+      response.writeHead(404, { 'content-type': 'text/plain' });
+      return void response.end(`not found: ${pathname}`);
+    }
+    const headers: Record<string, string> = {
+      'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+    };
+    if (COMPRESSIBLE.has(extname(file))) {
+      headers.vary = 'Accept-Encoding';
+      const encoding = acceptedEncoding(request.headers['accept-encoding']);
+      if (encoding !== undefined) {
+        const key = `${encoding}:${file}`;
+        let body = compressed.get(key);
+        if (body === undefined) {
+          body = compressors[encoding](content);
+          compressed.set(key, body);
+        }
+        content = await body;
+        headers['content-encoding'] = encoding;
+      }
+    }
+    headers['content-length'] = String(content.length);
+    response.writeHead(200, headers);
+    response.end(content);
+  };
 }
 
 /** Whether `listen` takes `port`: 0 (any free port) to 65535. */
@@ -116,8 +170,16 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   if (!isPort(firstPort)) throw new RangeError(`port must be a whole number from 0 to ${MAX_PORT}, not ${firstPort}`);
   const openAI = openAIUpstreamFromEnv(env);
   const anthropic = anthropicUpstreamFromEnv(env);
-  const buildMs = options.build === false ? 0 : await buildDemoApp(outDir);
-  if (options.build !== false) log(`Built the page in ${(buildMs / 1000).toFixed(1)} s (${outDir})`);
+  let buildMs = 0;
+  if (options.build === false) {
+    // The caller built it.
+  } else if (await isDemoAppBuilt(outDir)) {
+    log(`The page is unchanged since its last build; not rebuilt (${outDir})`);
+  } else {
+    buildMs = await buildDemoApp(outDir);
+    log(`Built the page in ${(buildMs / 1000).toFixed(1)} s (${outDir})`);
+  }
+  const serveFile = fileServer(outDir);
 
   // The page's own script, run here: the page's "agentstate host" provider streams its runs
   // from this host's event log, and its commands and client tool results come back here.
@@ -152,7 +214,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
           JSON.stringify({ openai: openAI ? 'live' : 'recorded', anthropic: anthropic ? 'live' : 'recorded' }),
         );
       }
-      return serveFile(outDir, pathname, response);
+      return serveFile(pathname, request, response);
     };
     handle().catch((error: unknown) => {
       log(`${request.method} ${pathname} failed: ${String(error)}`);
