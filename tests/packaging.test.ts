@@ -12,8 +12,11 @@ import tsupConfig from '../tsup.config';
 
 const repository = resolve(import.meta.dirname, '..');
 const packageJson = JSON.parse(readFileSync(join(repository, 'package.json'), 'utf8')) as {
+  name: string;
   license: string;
   dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
   exports: Record<string, string | { import: { default: string }; require: { default: string } }>;
 };
 let root = '';
@@ -29,7 +32,7 @@ function runNode(fileName: string, source: string): unknown {
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'agentstate-packaging-'));
-  packageDir = join(root, 'node_modules', 'agentstate');
+  packageDir = join(root, 'node_modules', packageJson.name);
   await build({
     ...(tsupConfig as Options),
     outDir: join(packageDir, 'dist'),
@@ -460,3 +463,112 @@ function readdirChunks(files: readonly string[]): { count: number; missing: stri
   }
   return { count: imported.size, missing: [...imported].filter((path) => !files.includes(path)) };
 }
+
+// A server-only project installs the package and its dependencies, and none of the optional
+// peers: React and @xstate/react are for `/react`, redis for `/server/redis`.
+describe('packaging: a project without React, @xstate/react or redis', () => {
+  const name = packageJson.name;
+
+  it('has React, @xstate/react and redis as optional peers, not as dependencies', () => {
+    const peers = ['react', '@xstate/react', 'redis'];
+    expect(peers.filter((peer) => peer in packageJson.dependencies)).toEqual([]);
+    expect(peers.map((peer) => [peer, packageJson.peerDependenciesMeta[peer]?.optional === true])).toEqual(
+      peers.map((peer) => [peer, true]),
+    );
+    expect(Object.keys(packageJson.peerDependencies)).toEqual(expect.arrayContaining(peers));
+  });
+
+  it('only the react entry reaches @xstate/react or react, and only the server/redis entry reaches redis', () => {
+    const dist = join(packageDir, 'dist');
+    const reached: Record<string, string[]> = {};
+    for (const target of Object.values(packageJson.exports)) {
+      if (typeof target === 'string') continue;
+      for (const file of [target.import.default, target.require.default].map((path) => path.slice('./dist/'.length))) {
+        const sources = [join(dist, file), ...importedChunks(dist, file)].map((path) => readFileSync(path, 'utf8'));
+        reached[file] = ['@xstate/react', 'react', 'redis'].filter((peer) =>
+          sources.some((source) => new RegExp(`(?:from |import\\(|require\\()["']${peer}["']`).test(source)),
+        );
+      }
+    }
+    expect(reached).toMatchObject({
+      'react.js': ['@xstate/react', 'react'],
+      'react.cjs': ['@xstate/react', 'react'],
+      'server-redis.js': ['redis'],
+      'server-redis.cjs': ['redis'],
+    });
+    const others = Object.entries(reached).filter(([file]) => !/^(react|server-redis)\.c?js$/.test(file));
+    expect(others.length).toBeGreaterThanOrEqual(24);
+    expect(others.filter(([, peers]) => peers.length > 0)).toEqual([]);
+  });
+
+  const entries = ['', '/providers', '/providers/openai', '/runtime', '/checkpoint', '/checkpoint/node', '/server'];
+  const expected = {
+    missing: { react: true, '@xstate/react': true, redis: true },
+    loaded: Object.fromEntries(entries.map((entry) => [`${name}${entry}`, true])),
+  };
+  const missing = `
+    const missing = {};
+    for (const peer of ['react', '@xstate/react', 'redis']) {
+      try { require.resolve(peer); missing[peer] = false; } catch (error) { missing[peer] = error.code === 'MODULE_NOT_FOUND'; }
+    }`;
+
+  it('imports the server, providers, runtime and checkpoint entries as ES modules', () => {
+    const output = runNode(
+      'withoutPeers.mjs',
+      `import { createRequire } from 'node:module';
+      const require = createRequire(import.meta.url);
+      ${missing}
+      const loaded = {};
+      for (const entry of ${JSON.stringify(entries.map((entry) => `${name}${entry}`))})
+        loaded[entry] = Object.keys(await import(entry)).length > 0;
+      console.log(JSON.stringify({ missing, loaded }));`,
+    );
+    expect(output).toEqual(expected);
+  });
+
+  it('requires the server, providers, runtime and checkpoint entries as CommonJS', () => {
+    const output = runNode(
+      'withoutPeers.cjs',
+      `${missing}
+      const loaded = {};
+      for (const entry of ${JSON.stringify(entries.map((entry) => `${name}${entry}`))})
+        loaded[entry] = Object.keys(require(entry)).length > 0;
+      console.log(JSON.stringify({ missing, loaded }));`,
+    );
+    expect(output).toEqual(expected);
+  });
+
+  it("runs the README's complete server on the memory log, without redis installed", () => {
+    const readme = readFileSync(join(repository, 'README.md'), 'utf8');
+    const snippet = /A complete server:\n\n```ts\n([\s\S]*?)\n```/.exec(readme)?.[1] ?? '';
+    expect(snippet).toContain(`from '${name}/server'`);
+    // The README's server as it is, on a free port, with the `userOf` it leaves to the reader;
+    // then two requests, and the SIGTERM handler of the snippet ends it.
+    const listening = ".listen(8787, '127.0.0.1')";
+    expect(snippet).toContain(listening);
+    const source = `
+      const users = { 'Bearer alice': { ownsSession: async (sessionId) => sessionId === 'alice-1' } };
+      const userOf = async (authorization) => users[authorization ?? ''];
+      ${snippet.replace(listening, ".listen(0, '127.0.0.1')")}
+      server.on('listening', async () => {
+        const base = 'http://127.0.0.1:' + server.address().port + '/api/agent/sessions/';
+        const anonymous = await fetch(base + 'alice-1/events');
+        const other = await fetch(base + 'bob-1/events', { headers: { authorization: 'Bearer alice' } });
+        console.log(JSON.stringify({
+          anonymous: [anonymous.status, (await anonymous.json()).error.code],
+          other: [other.status, (await other.json()).error.code],
+        }));
+        process.kill(process.pid, 'SIGTERM');
+      });`;
+    const file = join(root, 'completeServer.mjs');
+    writeFileSync(file, source);
+    const { NODE_OPTIONS: _options, NODE_PATH: _path, REDIS_URL: _redis, ...env } = process.env;
+    const output = execFileSync(process.execPath, [file], {
+      cwd: root,
+      env: { ...env, OPENAI_API_KEY: 'sk-not-used' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(JSON.parse(output)).toEqual({ anonymous: [403, 'forbidden'], other: [403, 'forbidden'] });
+  });
+});
