@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
 import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentMessageState } from '../machines/agentState';
 import { type AgentEventFactory, createAgentEventFactory } from '../protocol/createAgentEventFactory';
 import type { AgentProvider } from '../providers/AgentProvider';
 import { createAsyncIterableTransport } from '../transports/createAsyncIterableTransport';
@@ -51,18 +52,23 @@ function seedLocalAgentProvider(): AgentProvider<Input, Input, string, { events:
   };
 }
 
-function renderChat(provider: ReturnType<typeof seedLocalAgentProvider>) {
-  const latest: { current?: UseXChatResult<Input> } = {};
-  function Probe() {
-    const chat = useXChat({ provider });
-    latest.current = chat;
-    return <p>{chat.isRequesting ? 'requesting' : 'idle'}</p>;
-  }
-  const view = render(<Probe />);
+type Chat = UseXChatResult<Input, AgentMessageState>;
+type SeedProvider = ReturnType<typeof seedLocalAgentProvider>;
+
+/** A chat that hands its latest result to `latest`. */
+function Probe(props: { provider: SeedProvider; latest: { current?: Chat } }) {
+  const chat = useXChat({ provider: props.provider });
+  props.latest.current = chat;
+  return <p>{chat.isRequesting ? 'requesting' : 'idle'}</p>;
+}
+
+function renderChat(provider: SeedProvider) {
+  const latest: { current?: Chat } = {};
+  const view = render(<Probe provider={provider} latest={latest} />);
   return {
     view,
     get chat() {
-      return latest.current as UseXChatResult<Input>;
+      return latest.current as Chat;
     },
   };
 }
