@@ -11,6 +11,7 @@ import { AgentProviderError } from './AgentProviderError';
 import type { AgentRunClosing } from './AgentRunTracker';
 import { DeliveredCursors } from './DeliveredCursors';
 import { EventGate } from './EventGate';
+import { ABORTED, closeIterator, nextUnlessAborted } from './nextUnlessAborted';
 import {
   type AgentConnectionChange,
   type AgentReconnectOptions,
@@ -18,6 +19,7 @@ import {
   reconnectPolicy,
   sleep as sleepWithTimer,
 } from './reconnect';
+import { ConsumerFailure, DroppedStream, isConnectionLost, isUnrecoverable, StreamFailure } from './runFailures';
 import { toAgentErrorInfo } from './toAgentErrorInfo';
 
 export type { AgentConnectionChange, AgentReconnectOptions } from './reconnect';
@@ -86,16 +88,6 @@ export interface AgentRunResult {
   followOnRuns?: AgentRunResult[];
 }
 
-/** Marks an error thrown by `onEvent`, `onCursor` or `onConnection`, so it is rethrown as it is. */
-class ConsumerFailure {
-  constructor(readonly error: unknown) {}
-}
-
-/** Marks an error of the transport's stream, the only kind a reconnect may follow. */
-class StreamFailure {
-  constructor(readonly error: unknown) {}
-}
-
 function checkProvider(provider: AnyAgentProvider, resume: boolean): void {
   const { name, version } = provider.protocol ?? {};
   if (name !== AGENT_EVENT_PROTOCOL || version !== AGENT_EVENT_PROTOCOL_VERSION) {
@@ -157,56 +149,6 @@ function statusOf(type: AgentEventType | undefined): 'completed' | 'failed' | 'c
   if (type === 'run.completed') return 'completed';
   if (type === 'run.cancelled') return 'cancelled';
   return 'failed';
-}
-
-/** Transport errors that say the connection itself was lost, not what the server answered. */
-const CONNECTION_LOST = new Set(['network_error', 'abnormal_close', 'timeout']);
-
-/**
- * A stream that dropped mid-answer and that this call cannot continue: the transport's
- * connection was lost (`network_error`, `abnormal_close`, `timeout`) after chunks arrived,
- * and the provider cannot resume it (not resumable, or no cursor yet). The run may still be
- * going on at the runtime: nothing says it failed.
- */
-class DroppedStream {
-  constructor(readonly error: unknown) {}
-}
-
-/** A resumed stream that cannot continue the run: it is left as it is, no `run.failed` is made up. */
-function isUnrecoverable(error: unknown): boolean {
-  if (error instanceof DroppedStream) return true;
-  return AgentProviderError.isInstance(error) && (error.code === 'resume_gap' || error.code === 'invalid_cursor');
-}
-
-/** What `nextUnlessAborted` rejects with when the signal aborted first. */
-const ABORTED = Symbol('aborted');
-
-/** The iterator's next step, or a rejection with `ABORTED` as soon as `signal` aborts. */
-function nextUnlessAborted<Chunk>(iterator: AsyncIterator<Chunk>, signal: AbortSignal): Promise<IteratorResult<Chunk>> {
-  if (signal.aborted) return Promise.reject(ABORTED);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(ABORTED);
-    signal.addEventListener('abort', onAbort, { once: true });
-    iterator.next().then(
-      (step) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(step);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/** Ends an iteration the runner stops early, as `for await` would; the error that stopped it wins. */
-async function closeIterator(iterator: AsyncIterator<unknown>): Promise<void> {
-  try {
-    await iterator.return?.();
-  } catch {
-    // The error that stopped the iteration is the one to report.
-  }
 }
 
 /**
@@ -439,7 +381,7 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
           }
           const delayMs = nextAttempt(error, context);
           if (delayMs === undefined) {
-            const lost = AgentTransportError.isInstance(error) && CONNECTION_LOST.has(error.code);
+            const lost = isConnectionLost(error);
             if (lost && received && !(resumable && lastCursor !== undefined)) throw new DroppedStream(error);
             throw error;
           }
