@@ -68,11 +68,11 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     // The page runs send_email itself; the continuation answers with its result.
     await expect
       .poll(() => bubbles('ai').allTextContents(), { timeout: 60_000 })
-      .toContain('Email sent ({"sent":true,"to":"team@example.com"}). Anything else?');
+      .toContain('Email sent to team@example.com. Anything else?');
     expect(await bubbles('ai').allTextContents()).toEqual([
       'Let me check the weather in both cities.',
       'Paris is 14 °C, Rome 21 °C. Sending the email now.',
-      'Email sent ({"sent":true,"to":"team@example.com"}). Anything else?',
+      'Email sent to team@example.com. Anything else?',
     ]);
     await expect
       .poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses))
@@ -206,7 +206,7 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
     expect(texts.slice(0, 3)).toEqual([
       'Let me check the weather in both cities.',
       'Paris is 14 °C, Rome 21 °C. Sending the email now.',
-      'Email sent ({"sent":true,"to":"team@example.com"}). Anything else?',
+      'Email sent to team@example.com. Anything else?',
     ]);
     expect(texts.slice(3)).toEqual([
       'Let me check both cities.',

@@ -91,11 +91,11 @@ describe.runIf(browserTestsEnabled)('the demo page on the agentstate host, in Ch
     // The run ends waiting for send_email; the page runs it, and the host settles it with the continuation.
     await expect
       .poll(() => bubbles('ai').allTextContents(), { timeout: 60_000 })
-      .toContain('Email sent ({"sent":true,"to":"team@example.com"}). Anything else?');
+      .toContain('Email sent to team@example.com. Anything else?');
     expect(await bubbles('ai').allTextContents()).toEqual([
       'Let me check the weather in both cities.',
       'Paris is 14 °C, Rome 21 °C. Sending the email now.',
-      'Email sent ({"sent":true,"to":"team@example.com"}). Anything else?',
+      'Email sent to team@example.com. Anything else?',
     ]);
     await expect.poll(pageRunStatuses).toEqual(['completed', 'completed']);
     expect(await page.locator('[data-testid="approval"]').getAttribute('data-status')).toBe('resolved');

@@ -1,5 +1,5 @@
 import { XProvider } from '@ant-design/x';
-import { Alert, App as AntApp, Badge, Button, Card, Flex, Layout, Segmented, Tag, Typography } from 'antd';
+import { App as AntApp, Badge, Button, Card, Flex, Layout, Segmented, Tag, Typography } from 'antd';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { InspectionEvent } from 'xstate';
 import { createWebStorageAgentCheckpointStorage } from '../../../checkpoint/createWebStorageAgentCheckpointStorage';
@@ -14,9 +14,13 @@ import {
   createDemoProviders,
   DEMO_CONVERSATION_KEY,
   DEMO_PROVIDER_LABELS,
+  DEMO_SCENARIOS,
+  type DemoInput,
   type DemoProviderId,
   inputFor,
+  isRecorded,
 } from './demoProviders';
+import { errorText } from './errorText';
 import { InspectorNote } from './InspectorNote';
 import { LIFECYCLE_STYLES, LifecyclePanel } from './LifecyclePanel';
 import { createLifecycleObserver } from './lifecycleObserver';
@@ -33,6 +37,20 @@ const checkpointStorage = createWebStorageAgentCheckpointStorage(localStorage);
 const providers = createDemoProviders(window.location.origin, CONVERSATION_KEY);
 const providerIds = Object.keys(DEMO_PROVIDER_LABELS) as DemoProviderId[];
 const lifecycles = createLifecycleObserver();
+
+/**
+ * A provider's name in the switcher, marked `recorded` when it replays a recording and `live`
+ * when the server proxies the real service. The mark is drawn by CSS (`.demo-provider::after`),
+ * so the option's text stays the provider's name.
+ */
+function providerLabel(id: DemoProviderId, config: Readonly<Record<string, string>>) {
+  const mark = isRecorded(id, config) ? 'recorded' : DEMO_SCENARIOS[id].recorded === 'never' ? '' : 'live';
+  return (
+    <span className="demo-provider" data-testid="provider-option" data-provider={id} data-mark={mark}>
+      {DEMO_PROVIDER_LABELS[id]}
+    </span>
+  );
+}
 
 function savedProvider(): DemoProviderId {
   const saved = localStorage.getItem(PROVIDER_KEY);
@@ -69,7 +87,6 @@ function Panel({ title, count, children }: { title: string; count?: number; chil
 type Inspect = (event: InspectionEvent) => void;
 
 function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
-  const { message } = AntApp.useApp();
   // Made once: the conversation reads `inspect` when it is made.
   const [inspect] = useState<Inspect>(() =>
     statelyInspect === undefined
@@ -95,12 +112,25 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
     inspect,
   });
   const { agentState, agentActions } = chat;
-  const onError = useCallback((error: unknown) => void message.error(String(error)), [message]);
+  // The one error shown: a rejected action's, else the chat's (until dismissed), in words.
+  const [actionError, setActionError] = useState<unknown>();
+  const [dismissedError, setDismissedError] = useState<string>();
+  const onError = useCallback((error: unknown) => setActionError(error), []);
   useClientTools(agentState, agentActions, onError);
+  const chatErrorKey =
+    chat.error === undefined ? undefined : `${chat.error.source}:${chat.error.code}:${chat.error.message}`;
+  const shownError = actionError ?? (chatErrorKey === dismissedError ? undefined : chat.error);
+  const dismissError = () => {
+    setActionError(undefined);
+    setDismissedError(chatErrorKey);
+  };
 
+  // Runs left `running` that nothing will end (restored, and not resumable): see `strandedRunIds`.
+  // Read at each render: it changes only with a restore, which changes `connectionState` too.
+  const strandedRunIds = chat.chat.runtime.getSnapshot().strandedRunIds;
   const runningRun = useMemo(
-    () => Object.values(agentState.runs).find((run) => run.status === 'running'),
-    [agentState.runs],
+    () => Object.values(agentState.runs).find((run) => run.status === 'running' && !strandedRunIds.includes(run.id)),
+    [agentState.runs, strandedRunIds],
   );
   const cancelling =
     runningRun !== undefined && commandOf(chat, { runId: runningRun.id, type: 'run.cancel' })?.status === 'submitting';
@@ -116,10 +146,21 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
     await checkpointStorage.remove(CONVERSATION_KEY);
     window.location.reload();
   };
-  const liveness = providerId === 'openai' || providerId === 'anthropic' ? config[providerId] : undefined;
+  const request = (input: DemoInput, start: typeof chat.onRequest) => {
+    setActionError(undefined);
+    void start(input).catch(onError);
+  };
+  const startAgain = (runId: string) => {
+    const input = agentState.runs[runId]?.input;
+    const prompt =
+      typeof input === 'object' && input !== null && 'prompt' in input
+        ? String(input.prompt)
+        : DEMO_SCENARIOS.local.prompts[0];
+    request(inputFor(providerId, prompt ?? ''), chat.onReload);
+  };
 
   return (
-    <Layout style={{ height: '100%' }}>
+    <Layout className="demo-page">
       <Layout.Header
         style={{
           background: '#fff',
@@ -127,18 +168,22 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
           display: 'flex',
           alignItems: 'center',
           gap: 16,
+          lineHeight: 'normal',
+          padding: '0 24px',
         }}
       >
         <Typography.Title level={4} style={{ margin: 0, whiteSpace: 'nowrap' }}>
           agentstate
         </Typography.Title>
-        <Segmented
-          data-testid="provider-switcher"
-          value={providerId}
-          onChange={(value) => switchProvider(value as DemoProviderId)}
-          options={providerIds.map((id) => ({ value: id, label: DEMO_PROVIDER_LABELS[id] }))}
-        />
-        {liveness === undefined ? null : <Tag color={liveness === 'live' ? 'green' : 'default'}>{liveness}</Tag>}
+        {/* Takes the room the rest leaves; on a narrow window it scrolls sideways instead of widening the page. */}
+        <div style={{ flex: '0 1 auto', minWidth: 0, overflowX: 'auto' }}>
+          <Segmented
+            data-testid="provider-switcher"
+            value={providerId}
+            onChange={(value) => switchProvider(value as DemoProviderId)}
+            options={providerIds.map((id) => ({ value: id, label: providerLabel(id, config) }))}
+          />
+        </div>
         <Flex gap={8} align="center" style={{ marginLeft: 'auto' }}>
           <Tag data-testid="connection" color={CONNECTION_COLOR[chat.connectionState]}>
             {chat.connectionState}
@@ -149,18 +194,21 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
           <Button onClick={newConversation}>New conversation</Button>
         </Flex>
       </Layout.Header>
-      <Layout hasSider>
+      <Layout hasSider className="demo-body">
         <Layout.Content style={{ background: '#fff', minWidth: 0 }}>
-          {chat.error === undefined ? null : (
-            <Alert type="error" showIcon title={chat.error.message} style={{ margin: '12px 24px 0' }} />
-          )}
           <InspectorNote search={window.location.search} />
           <ConversationPanel
             parsedMessages={chat.parsedMessages}
+            agentState={agentState}
             isRequesting={chat.isRequesting}
             runningRun={runningRun}
+            strandedRunIds={strandedRunIds}
             cancelling={cancelling}
-            onSend={(prompt) => void chat.onRequest(inputFor(providerId, prompt)).catch(onError)}
+            error={shownError === undefined ? undefined : errorText(shownError)}
+            onDismissError={dismissError}
+            scenario={{ recorded: isRecorded(providerId, config), prompts: DEMO_SCENARIOS[providerId].prompts }}
+            onSend={(prompt) => request(inputFor(providerId, prompt), chat.onRequest)}
+            onStartAgain={startAgain}
             onStop={chat.abort}
             onCancelRun={(runId) =>
               void agentActions.cancelRun({ runId, reason: 'cancelled in the demo' }).catch(onError)
@@ -214,6 +262,15 @@ const DEMO_STYLES = [
   '.demo-side{display:flex;flex-direction:column;gap:0 12px;flex:none;overflow-y:auto;padding:12px;background:#fafafa;border-left:1px solid #f0f0f0}',
   '.demo-side-column{width:440px;min-width:0}',
   '@media (min-width:1400px){.demo-side{flex-direction:row;align-items:flex-start}.demo-side-column{width:420px}}',
+  ".demo-provider[data-mark='recorded']::after,.demo-provider[data-mark='live']::after{content:attr(data-mark);margin-left:6px;padding:0 6px;border-radius:4px;font-size:12px;background:#f0f0f0;color:#595959}",
+  ".demo-provider[data-mark='live']::after{background:#f6ffed;color:#389e0d}",
+  // The page fills the window; the chat and the side panel scroll on their own.
+  '.demo-page{height:100%}.demo-body{min-height:0}',
+  // Narrower than chat and panel side by side: the panel goes under the chat, and the page scrolls.
+  '@media (max-width:1099px){.demo-page{height:auto;min-height:100%}.demo-body.ant-layout-has-sider{flex-direction:column}',
+  // antd gives a layout with a sider's content `width: 0`, for a row.
+  '.demo-page .demo-body.ant-layout-has-sider>.ant-layout-content{flex:none;width:auto;height:calc(100vh - 64px)}',
+  '.demo-side{overflow:visible;border-left:none;border-top:1px solid #f0f0f0}.demo-side-column{width:auto}}',
 ].join('');
 
 export interface DemoAppProps {

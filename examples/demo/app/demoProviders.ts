@@ -34,6 +34,35 @@ export const DEMO_PROVIDER_LABELS: Record<DemoProviderId, string> = {
   host: 'agentstate host (server-side runs)',
 };
 
+/** The local script's first turn, and the slow turn ("slowly" in the prompt). */
+const LOCAL_PROMPTS = [
+  'What is the weather in Paris and Rome? Email it to the team.',
+  'What is the weather in Oslo? Answer slowly.',
+];
+
+/**
+ * What each provider answers. The recorded ones replay one scenario whatever is asked (the
+ * OpenAI-compatible and Anthropic ones only while the server holds no key for the real
+ * service): their prompts are the questions the recordings answer. The local script and the
+ * host play the local script, which has a turn for each of its prompts.
+ */
+export const DEMO_SCENARIOS: Record<
+  DemoProviderId,
+  { recorded: 'always' | 'without-key' | 'never'; prompts: string[] }
+> = {
+  local: { recorded: 'never', prompts: LOCAL_PROMPTS },
+  openai: { recorded: 'without-key', prompts: ['What is the weather in Paris and Rome?'] },
+  anthropic: { recorded: 'without-key', prompts: ['What is the weather in Paris and Rome?'] },
+  agui: { recorded: 'always', prompts: ['Clean up the old log files to free some disk space.'] },
+  host: { recorded: 'never', prompts: LOCAL_PROMPTS },
+};
+
+/** Whether `providerId` replays a recording, given `/api/config` (`live` when the server proxies the real service). */
+export function isRecorded(providerId: DemoProviderId, config: Readonly<Record<string, string>>): boolean {
+  const { recorded } = DEMO_SCENARIOS[providerId];
+  return recorded === 'always' || (recorded === 'without-key' && config[providerId] !== 'live');
+}
+
 const weatherParameters = {
   type: 'object',
   properties: { city: { type: 'string', description: 'A city name' } },

@@ -80,9 +80,10 @@ function asksSlowly(input: unknown): boolean {
 /** The script of each run: the first turn (or the slow one), or the answer after the page ran `send_email`. */
 export function localAgentScript(input: unknown, turn: LocalAgentTurn): LocalAgentScript {
   if (turn.continuation === undefined) return asksSlowly(input) ? slowTurn : firstTurn;
-  const result = turn.toolResults[0]?.result;
-  return {
-    delayMs: 60,
-    steps: [{ type: 'text', deltas: ['Email sent ', `(${JSON.stringify(result)}). `, 'Anything else?'] }],
-  };
+  const result = turn.toolResults[0]?.result as { sent?: unknown; to?: unknown } | undefined;
+  const text =
+    result?.sent === true
+      ? ['Email sent ', `to ${String(result.to)}. `, 'Anything else?']
+      : ['The email was not sent. ', 'Anything else?'];
+  return { delayMs: 60, steps: [{ type: 'text', deltas: text }] };
 }
