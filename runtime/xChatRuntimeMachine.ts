@@ -38,7 +38,7 @@ export interface XChatRuntimeContext {
 export type CommandLaneRef = ActorRefFrom<typeof commandLaneMachine>;
 
 /** The id of the lane of `runId` among the runtime's children. */
-export function commandLaneId(runId: string): string {
+export function commandLaneId(runId: string): `lane:${string}` {
   return `lane:${runId}`;
 }
 
@@ -57,6 +57,10 @@ export const xChatRuntimeMachine = setup({
     context: {} as XChatRuntimeContext,
     input: {} as XChatRuntimeInput,
     events: {} as XChatRuntimeEvent,
+    // The children by id: the lanes' ids as a pattern, so the children's type (written out in
+    // the declarations a consumer typechecks) has `connection` beside a `lane:${string}` index
+    // rather than beside a `string` index it does not fit (TS2411 under skipLibCheck: false).
+    children: {} as { connection: 'connection'; [id: `lane:${string}`]: 'commandLane' },
   },
   actors: { connection: connectionMachine, commandLane: commandLaneMachine },
   guards: {
