@@ -1,4 +1,5 @@
 import { ThoughtChain, type ThoughtChainItemType } from '@ant-design/x';
+import { memo } from 'react';
 import type { AgentApprovalState, AgentRunState, AgentState, AgentToolCallState } from '../../../machines/agentState';
 
 /** A value in words: `city: Paris, celsius: 14` rather than JSON. */
@@ -118,8 +119,22 @@ export function runActivityItems(state: AgentState, runId: string, stranded: boo
   return items;
 }
 
-/** A run's work in the thread, after its messages: what it called, what it asked, how it ended. */
-export function RunActivity({ items, runId }: { items: ThoughtChainItemType[]; runId: string }) {
+interface RunActivityProps {
+  items: ThoughtChainItemType[];
+  runId: string;
+}
+
+/**
+ * A run's work in the thread, after its messages: what it called, what it asked, how it ended.
+ * Its items are plain text, made anew at each render: it renders again only when they change,
+ * not at each streamed token of the thread.
+ */
+export const RunActivity = memo(
+  RunActivityChain,
+  (before, after) => before.runId === after.runId && JSON.stringify(before.items) === JSON.stringify(after.items),
+);
+
+function RunActivityChain({ items, runId }: RunActivityProps) {
   return (
     <div data-testid="run-activity" data-run-id={runId}>
       <ThoughtChain
