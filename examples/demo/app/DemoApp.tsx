@@ -127,7 +127,9 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
 
   // Runs left `running` that nothing will end (restored, and not resumable): see `strandedRunIds`.
   // Read at each render: it changes only with a restore, which changes `connectionState` too.
-  const strandedRunIds = chat.chat.runtime.getSnapshot().strandedRunIds;
+  const { connectionState, chat: source } = chat;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: read again when the connection's state changes
+  const strandedRunIds = useMemo(() => source.runtime.getSnapshot().strandedRunIds, [source, connectionState]);
   const runningRun = useMemo(
     () => Object.values(agentState.runs).find((run) => run.status === 'running' && !strandedRunIds.includes(run.id)),
     [agentState.runs, strandedRunIds],
