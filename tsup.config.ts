@@ -20,7 +20,7 @@ export default defineConfig({
   external: ['vitest', 'ws', '@ag-ui/core', 'react', 'idb-keyval', 'redis'],
   format: ['esm', 'cjs'],
   // One copy of each module across entries, in both formats: code that two entries share
-  // goes to a chunk they both import, so `agentstate/providers` and `agentstate` see the
+  // goes to a chunk they both import, so `agent-machines/providers` and `agent-machines` see the
   // same `AgentError` class (and the same xstate and zod) instead of one copy each.
   splitting: true,
   dts: true,

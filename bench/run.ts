@@ -243,11 +243,11 @@ const bundles: Array<[string, number]> = [
       async (stated): Promise<[string, number]> => [stated.name, await bundle(stated.contents, [...stated.external])],
     ),
   )),
-  ['agentstate/providers', await bundle("export * from './dist/providers.js';")],
-  ['agentstate/providers/agui', await bundle("export * from './dist/providers-agui.js';")],
-  ['agentstate/providers/openai', await bundle("export * from './dist/providers-openai.js';")],
-  ['agentstate/providers/anthropic', await bundle("export * from './dist/providers-anthropic.js';")],
-  ['agentstate/transports', await bundle("export * from './dist/transports.js';")],
+  ['agent-machines/providers', await bundle("export * from './dist/providers.js';")],
+  ['agent-machines/providers/agui', await bundle("export * from './dist/providers-agui.js';")],
+  ['agent-machines/providers/openai', await bundle("export * from './dist/providers-openai.js';")],
+  ['agent-machines/providers/anthropic', await bundle("export * from './dist/providers-anthropic.js';")],
+  ['agent-machines/transports', await bundle("export * from './dist/transports.js';")],
   [
     'agentstate + providers/openai (an app)',
     await bundle(

@@ -73,7 +73,7 @@ function errorCode(error: unknown): unknown {
  * since a checkpoint holds the conversation and the runs' inputs.
  *
  * @example
- * import { createFileAgentCheckpointStorage } from 'agentstate/checkpoint/node';
+ * import { createFileAgentCheckpointStorage } from 'agent-machines/checkpoint/node';
  * const storage = createFileAgentCheckpointStorage(join(os.homedir(), '.my-agent', 'checkpoints'));
  */
 export function createFileAgentCheckpointStorage(directory: string): AgentCheckpointStorage {

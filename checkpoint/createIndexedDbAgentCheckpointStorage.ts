@@ -4,7 +4,7 @@ import { parseAgentCheckpointJson, stringifyAgentCheckpoint } from './checkpoint
 import { toCheckpointStorageError } from './toCheckpointStorageError';
 
 export interface IndexedDbAgentCheckpointStorageOptions {
-  /** Default `'agentstate'`. */
+  /** Default `'agent-machines'`. */
   databaseName?: string;
   /** The object store, one per database (idb-keyval's rule). Default `'checkpoints'`. */
   storeName?: string;
@@ -27,7 +27,7 @@ export function createIndexedDbAgentCheckpointStorage(
 ): AgentCheckpointStorage {
   // idb-keyval opens the database on first use, so creating this storage during server
   // rendering, where there is no `indexedDB`, is harmless.
-  const store = createStore(options.databaseName ?? 'agentstate', options.storeName ?? 'checkpoints');
+  const store = createStore(options.databaseName ?? 'agent-machines', options.storeName ?? 'checkpoints');
   return {
     async load(sessionId) {
       let stored: unknown;

@@ -1,6 +1,6 @@
 /**
- * `agentstate/checkpoint`: save a conversation's AgentState, run inputs, cursors and pending
- * commands, and restore them after a refresh. Files on disk are `agentstate/checkpoint/node`.
+ * `agent-machines/checkpoint`: save a conversation's AgentState, run inputs, cursors and pending
+ * commands, and restore them after a refresh. Files on disk are `agent-machines/checkpoint/node`.
  *
  * @example
  * const storage = createIndexedDbAgentCheckpointStorage();

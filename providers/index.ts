@@ -1,4 +1,4 @@
-/** Re-exported for code that imports the transport contract from `agentstate/providers`. */
+/** Re-exported for code that imports the transport contract from `agent-machines/providers`. */
 export type { AgentTransport, AgentTransportKind } from '../transports/AgentTransport';
 export type { AgentCommandErrorCode } from './AgentCommandError';
 export { AgentCommandError } from './AgentCommandError';

@@ -193,8 +193,8 @@ function fromLogError(error: unknown): unknown {
  *
  * @example
  * import { createServer } from 'node:http';
- * import { createAgentHost, toNodeHandler } from 'agentstate/server';
- * import { createOpenAICompatibleAgentProvider } from 'agentstate/providers/openai';
+ * import { createAgentHost, toNodeHandler } from 'agent-machines/server';
+ * import { createOpenAICompatibleAgentProvider } from 'agent-machines/providers/openai';
  *
  * const host = createAgentHost({
  *   providers: { assistant: createOpenAICompatibleAgentProvider({ baseURL, apiKey, model }) },

@@ -126,7 +126,7 @@ describe('npm start: the demo server command', () => {
 
       const [, url = '', listening = ''] = await outputMatching(
         run,
-        /^agentstate demo: (http:\/\/127\.0\.0\.1:(\d+)\/) .*Ctrl\+C stops\)$/m,
+        /^agent-machines demo: (http:\/\/127\.0\.0\.1:(\d+)\/) .*Ctrl\+C stops\)$/m,
       );
       expect(run.stdout()).toContain(`Port ${port} on 127.0.0.1 is in use; trying ${port + 1}.\n`);
       expect(Number(listening)).not.toBe(port);
@@ -135,7 +135,7 @@ describe('npm start: the demo server command', () => {
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
       const html = await page.text();
-      expect(html).toContain('<title>agentstate demo</title>');
+      expect(html).toContain('<title>agent-machines demo</title>');
       expect(html).toContain('<div id="root"></div>');
       expect(html).toMatch(/<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js"><\/script>/);
       const config = await fetch(new URL('/api/config', url));
@@ -147,7 +147,7 @@ describe('npm start: the demo server command', () => {
   it(
     'a second start does not rebuild an unchanged page; a page built from other sources is rebuilt',
     async () => {
-      const listening = /^agentstate demo: http:\/\/127\.0\.0\.1:\d+\/ /m;
+      const listening = /^agent-machines demo: http:\/\/127\.0\.0\.1:\d+\/ /m;
       const first = startCli('0');
       await outputMatching(first, listening);
       await stop(first);
@@ -179,7 +179,7 @@ describe('npm start: the demo server command', () => {
     "serves the page's script compressed to a client that accepts it, and plain to one that does not",
     async () => {
       const run = startCli('0');
-      const [, url = ''] = await outputMatching(run, /^agentstate demo: (http:\/\/127\.0\.0\.1:\d+\/) /m);
+      const [, url = ''] = await outputMatching(run, /^agent-machines demo: (http:\/\/127\.0\.0\.1:\d+\/) /m);
       const html = await (await fetch(url)).text();
       const script = new URL(html.match(/src="(\/assets\/index-[\w-]+\.js)"/)?.[1] ?? '/missing', url);
       const plain = await fetch(script, { headers: { 'accept-encoding': 'identity' } });
@@ -209,7 +209,7 @@ describe('npm start: the demo server command', () => {
       const code = await run.exited;
       expect(code).toBe(1);
       expect(run.stderr()).toBe(
-        `agentstate demo: PORT must be a whole number from 0 to 65535 (0 for any free port), not "${value}".\n`,
+        `agent-machines demo: PORT must be a whole number from 0 to 65535 (0 for any free port), not "${value}".\n`,
       );
       expect(run.stdout()).toBe('');
     },

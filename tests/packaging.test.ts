@@ -72,10 +72,10 @@ describe('packaging: agentstate/providers has the validator, without vitest', ()
   it('validates a run from the CommonJS build, where agentstate/testing needs vitest', () => {
     const output = runNode(
       'validator.cjs',
-      `const agentstate = require('agentstate');
-      const providers = require('agentstate/providers');
-      ${validatorCall('agentstate', 'providers')}
-      try { require('agentstate/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.message.split('\\n')[0]; }
+      `const agentstate = require('agent-machines');
+      const providers = require('agent-machines/providers');
+      ${validatorCall('agent-machines', 'providers')}
+      try { require('agent-machines/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.message.split('\\n')[0]; }
       console.log(JSON.stringify(result));`,
     );
     expect(output).toEqual({
@@ -88,10 +88,10 @@ describe('packaging: agentstate/providers has the validator, without vitest', ()
   it('validates a run from the ES module build, where agentstate/testing needs vitest', () => {
     const output = runNode(
       'validator.mjs',
-      `import * as agentstate from 'agentstate';
-      import * as providers from 'agentstate/providers';
-      ${validatorCall('agentstate', 'providers')}
-      try { await import('agentstate/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.code; }
+      `import * as agentstate from 'agent-machines';
+      import * as providers from 'agent-machines/providers';
+      ${validatorCall('agent-machines', 'providers')}
+      try { await import('agent-machines/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.code; }
       console.log(JSON.stringify(result));`,
     );
     expect(output).toEqual({ valid: [], unfinished: ['missing_run_terminal'], testing: 'ERR_MODULE_NOT_FOUND' });
@@ -122,9 +122,9 @@ describe('packaging: agentstate/server', () => {
   it('runs a host from the ES module build, and agentstate/server/redis needs the redis peer', () => {
     const output = runNode(
       'server.mjs',
-      `import * as server from 'agentstate/server';
-      import * as providers from 'agentstate/providers';
-      const loadRedis = () => import('agentstate/server/redis');
+      `import * as server from 'agent-machines/server';
+      import * as providers from 'agent-machines/providers';
+      const loadRedis = () => import('agent-machines/server/redis');
       ${script}`,
     );
     expect(output).toEqual({
@@ -138,9 +138,9 @@ describe('packaging: agentstate/server', () => {
   it('runs a host from the CommonJS build', () => {
     const output = runNode(
       'server.cjs',
-      `const server = require('agentstate/server');
-      const providers = require('agentstate/providers');
-      const loadRedis = async () => require('agentstate/server/redis');
+      `const server = require('agent-machines/server');
+      const providers = require('agent-machines/providers');
+      const loadRedis = async () => require('agent-machines/server/redis');
       (async () => { ${script} })();`,
     );
     expect(output).toEqual({
@@ -183,7 +183,7 @@ describe('packaging: agentstate/runtime works without React installed', () => {
   it('runs the agent loop from the CommonJS build', () => {
     const output = runNode(
       'runtime.cjs',
-      script(`const runtime = require('agentstate/runtime'); const providers = require('agentstate/providers');`),
+      script(`const runtime = require('agent-machines/runtime'); const providers = require('agent-machines/providers');`),
     );
     expect(output).toEqual(expected);
   });
@@ -191,7 +191,7 @@ describe('packaging: agentstate/runtime works without React installed', () => {
   it('runs the agent loop from the ES module build', () => {
     const output = runNode(
       'runtime.mjs',
-      script(`import * as runtime from 'agentstate/runtime'; import * as providers from 'agentstate/providers';
+      script(`import * as runtime from 'agent-machines/runtime'; import * as providers from 'agent-machines/providers';
       import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);`),
     );
     expect(output).toEqual(expected);
@@ -204,7 +204,7 @@ describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () =
     const { mkdtempSync, readdirSync } = require('node:fs');
     const { join } = require('node:path');
     const { tmpdir } = require('node:os');
-    const agentstate = require('agentstate');
+    const agentstate = require('agent-machines');
     (async () => {
       const store = agentstate.createAgentStore();
       const events = agentstate.createAgentEventFactory({ sessionId: 's1', runId: 'r1' });
@@ -232,7 +232,7 @@ describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () =
     const output = runNode(
       'checkpoint.cjs',
       script(
-        `const checkpoint = require('agentstate/checkpoint'); const node = require('agentstate/checkpoint/node');`,
+        `const checkpoint = require('agent-machines/checkpoint'); const node = require('agent-machines/checkpoint/node');`,
       ),
     );
     expect(output).toEqual(expected);
@@ -241,7 +241,7 @@ describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () =
   it('saves to a file and restores from the ES module build', () => {
     const output = runNode(
       'checkpoint.mjs',
-      script(`import * as checkpoint from 'agentstate/checkpoint'; import * as node from 'agentstate/checkpoint/node';
+      script(`import * as checkpoint from 'agent-machines/checkpoint'; import * as node from 'agent-machines/checkpoint/node';
       import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);`),
     );
     expect(output).toEqual({ ...expected, invalid: ['unsupported_version', false] });
@@ -250,9 +250,9 @@ describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () =
 
 // Every error class, by the entry that exports it, with arguments for its constructor.
 const errorClasses = `
-  const entries = ['agentstate', 'agentstate/providers', 'agentstate/transports', 'agentstate/providers/openai',
-    'agentstate/providers/anthropic', 'agentstate/providers/agui', 'agentstate/runtime', 'agentstate/checkpoint',
-    'agentstate/providers/agent-event', 'agentstate/server'];
+  const entries = ['agent-machines', 'agent-machines/providers', 'agent-machines/transports', 'agent-machines/providers/openai',
+    'agent-machines/providers/anthropic', 'agent-machines/providers/agui', 'agent-machines/runtime', 'agent-machines/checkpoint',
+    'agent-machines/providers/agent-event', 'agent-machines/server'];
   const argumentsByClass = {
     AgentError: ['code', 'message'],
     AgentValidationError: ['state', { path: 'runs', reason: 'r', message: 'm' }],
@@ -282,7 +282,7 @@ const errorClasses = `
 `;
 
 const sameCopyCheck = `
-  const AgentError = classes.find((found) => found.entry === 'agentstate' && found.name === 'AgentError').errorClass;
+  const AgentError = classes.find((found) => found.entry === 'agent-machines' && found.name === 'AgentError').errorClass;
   const result = {};
   for (const { entry, name, errorClass, instance } of classes) {
     result[entry + ' ' + name] = {
@@ -354,8 +354,8 @@ describe('packaging: one copy of each class across entries', () => {
 
   it('an AgentProviderError thrown by runAgentProvider is instanceof AgentError, in both formats', () => {
     const throwing = (load: string) => `
-      const { AgentError } = ${load}('agentstate');
-      const { runAgentProvider, createLocalAgentProvider } = ${load}('agentstate/providers');
+      const { AgentError } = ${load}('agent-machines');
+      const { runAgentProvider, createLocalAgentProvider } = ${load}('agent-machines/providers');
       const local = createLocalAgentProvider({ script: { steps: [] } });
       const provider = { ...local, protocol: { name: 'other', version: '1' } };
       const error = await runAgentProvider({ provider, input: { prompt: 'x' }, sessionId: 's', onEvent() {} }).catch((caught) => caught);

@@ -1,7 +1,7 @@
 // `npm start`: builds the React page with Vite, then serves it and the agents it talks to
 // from one server on 127.0.0.1. The OpenAI-compatible, Anthropic and AG-UI endpoints replay
 // recordings, or proxy the real services when their keys are in this process's environment;
-// an agentstate host at /api/agent plays the page's local script server-side.
+// an agent-machines host at /api/agent plays the page's local script server-side.
 // `PORT` picks the port (default 4173, 0 for any free one); a port in use is reported and the
 // next one tried, and a `PORT` that is not a port stops the start with a one-line error.
 import { readFile } from 'node:fs/promises';
@@ -70,7 +70,7 @@ const MAX_PORT = 65_535;
 /** What a client may ask the host's local script to answer. */
 const localInputSchema = z.object({ prompt: z.string() });
 
-/** Whether a request is for the agentstate host, which reads its own bodies. */
+/** Whether a request is for the agent-machines host, which reads its own bodies. */
 function isHostPath(pathname: string): boolean {
   return pathname === DEMO_HOST_PATH || pathname.startsWith(`${DEMO_HOST_PATH}/`);
 }
@@ -181,7 +181,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   }
   const serveFile = fileServer(outDir);
 
-  // The page's own script, run here: the page's "agentstate host" provider streams its runs
+  // The page's own script, run here: the page's "agent-machines host" provider streams its runs
   // from this host's event log, and its commands and client tool results come back here.
   const agentHost = createAgentHost({
     providers: {
@@ -192,7 +192,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     },
     basePath: DEMO_HOST_PATH,
     onError: (error, { sessionId, runId }) =>
-      log(`agentstate host (session "${sessionId}"${runId === undefined ? '' : `, run "${runId}"`}): ${String(error)}`),
+      log(`agent-machines host (session "${sessionId}"${runId === undefined ? '' : `, run "${runId}"`}): ${String(error)}`),
   });
   const serveHost = toNodeHandler(agentHost.fetch);
 
@@ -264,7 +264,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   if (port !== undefined && !isPort(port)) {
     // A mistyped setting, not a bug: one line that names it, and no stack trace.
     console.error(
-      `agentstate demo: PORT must be a whole number from 0 to ${MAX_PORT} (0 for any free port), not ${JSON.stringify(process.env.PORT)}.`,
+      `agent-machines demo: PORT must be a whole number from 0 to ${MAX_PORT} (0 for any free port), not ${JSON.stringify(process.env.PORT)}.`,
     );
     process.exit(1);
   }
@@ -272,7 +272,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const openAI = openAIUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
   const anthropic = anthropicUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
   console.log(
-    `agentstate demo: ${demo.url}  (OpenAI-compatible: ${openAI}; Anthropic: ${anthropic}; ` +
-      `agentstate host: ${DEMO_HOST_PATH}; Ctrl+C stops)`,
+    `agent-machines demo: ${demo.url}  (OpenAI-compatible: ${openAI}; Anthropic: ${anthropic}; ` +
+      `agent-machines host: ${DEMO_HOST_PATH}; Ctrl+C stops)`,
   );
 }

@@ -108,7 +108,7 @@ function readEvent(chunk: SSEChunk): AgentEvent {
 }
 
 /**
- * The client of an `agentstate/server` host (`createAgentHost`; its HTTP API is in
+ * The client of an `agent-machines/server` host (`createAgentHost`; its HTTP API is in
  * `docs/server.md`): a run starts with `POST /sessions/:sessionId/runs` and streams the
  * run's events from the host's event log (`GET /events?runId=`), which it resumes from its
  * last cursor after a dropped, cut or stalled stream, or when the host drops a slow reader;

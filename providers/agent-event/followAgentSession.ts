@@ -130,7 +130,7 @@ function frameValue(chunk: SSEChunk): unknown {
 }
 
 /**
- * Follows every run of a session on an `agentstate/server` host, whoever started it (this
+ * Follows every run of a session on an `agent-machines/server` host, whoever started it (this
  * client, another tab, the server's `host.startRun`), into a store, until `signal` aborts.
  * `createAgentEventProvider` follows only the runs its own client starts; this shows the
  * others' too, beside them: an event that reaches the store through both streams is applied

@@ -41,8 +41,8 @@ export interface AgentProviderCommandRecord {
  * contract `runAgentCommand` enforces: the command valid and declared in
  * `capabilities.commands`, every event valid and declared, of the command's session and
  * run, with a unique id, and sequences after `initialSequence` and increasing; with
- * `runEvents`, the lifecycle rules too. Exported by `agentstate/providers` and
- * `agentstate/testing`, beside `validateAgentProviderEvents`.
+ * `runEvents`, the lifecycle rules too. Exported by `agent-machines/providers` and
+ * `agent-machines/testing`, beside `validateAgentProviderEvents`.
  *
  * @example
  * const events: AgentEvent[] = [];

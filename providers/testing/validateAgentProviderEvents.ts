@@ -37,11 +37,11 @@ function alreadyReported(code: string, event: unknown, starts: number): boolean 
  * Checks what a provider emitted for one run against the contract: every event valid and
  * declared, ids unique, sequences increasing, one session and run, exactly one start and
  * one terminal, and every lifecycle rule, which it takes from the store's machines by
- * replaying the events. Exported by `agentstate/providers` (it needs no test runner) and
- * by `agentstate/testing`.
+ * replaying the events. Exported by `agent-machines/providers` (it needs no test runner) and
+ * by `agent-machines/testing`.
  *
  * @example
- * import { validateAgentProviderEvents } from 'agentstate/providers';
+ * import { validateAgentProviderEvents } from 'agent-machines/providers';
  * const events: AgentEvent[] = [];
  * await runAgentProvider({ provider, input, sessionId: 's1', onEvent: (event) => events.push(event) });
  * expect(validateAgentProviderEvents(provider.capabilities, events)).toEqual([]);

@@ -95,7 +95,7 @@ const milliseconds = (value: number) => String(Math.max(1, Math.ceil(value)));
  * dropped. Takes a standalone client (what `createClient` returns), not a cluster or sentinel one.
  *
  * @example
- * import { createRedisEventLog } from 'agentstate/server/redis';
+ * import { createRedisEventLog } from 'agent-machines/server/redis';
  *
  * const log = createRedisEventLog({ url: process.env.REDIS_URL, maxEntriesPerSession: 5_000 });
  * const [cursor] = await log.append('session-1', [event]);

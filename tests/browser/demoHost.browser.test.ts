@@ -1,4 +1,4 @@
-// The demo page's "agentstate host" provider in a real browser: Debian's Chromium, driven by
+// The demo page's "agent-machines host" provider in a real browser: Debian's Chromium, driven by
 // playwright-core, against the demo server started in this process. The page's hook is the
 // same as for the local runtime; the runs are played by the server's host (`/api/agent`), and
 // the page only streams their events, sends commands and continues with its tool results.
@@ -19,7 +19,7 @@ import {
 
 const SESSION_PATH = `${DEMO_HOST_PATH}/sessions/${encodeURIComponent(DEMO_CONVERSATION_KEY)}`;
 
-describe.runIf(browserTestsEnabled)('the demo page on the agentstate host, in Chromium', () => {
+describe.runIf(browserTestsEnabled)('the demo page on the agent-machines host, in Chromium', () => {
   let demo: DemoPage;
   let server: DemoServer;
   let page: Page;

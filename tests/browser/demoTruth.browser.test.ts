@@ -186,7 +186,7 @@ describe.runIf(browserTestsEnabled)('the demo page tells the truth', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(800);
     const header = await page.locator('.ant-layout-header').boundingBox();
     expect((header?.x ?? -1) + (header?.width ?? Number.POSITIVE_INFINITY)).toBeLessThanOrEqual(800);
-    const title = await page.getByRole('heading', { name: 'agentstate' }).boundingBox();
+    const title = await page.getByRole('heading', { name: 'agent-machines' }).boundingBox();
     expect(title?.x).toBeGreaterThanOrEqual(0);
     const sender = await page.locator('.ant-sender').boundingBox();
     expect((sender?.x ?? 0) + (sender?.width ?? Number.POSITIVE_INFINITY)).toBeLessThanOrEqual(800);

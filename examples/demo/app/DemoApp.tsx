@@ -30,7 +30,7 @@ import { TasksPanel } from './TasksPanel';
 import { TimelinePanel } from './TimelinePanel';
 import { ToolCallsPanel } from './ToolCallsPanel';
 
-// Also the session of the server's agentstate host: the host provider's runs are this conversation's.
+// Also the session of the server's agent-machines host: the host provider's runs are this conversation's.
 const CONVERSATION_KEY = DEMO_CONVERSATION_KEY;
 const PROVIDER_KEY = 'agentstate-demo:provider';
 const checkpointStorage = createWebStorageAgentCheckpointStorage(localStorage);
@@ -175,7 +175,7 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
         }}
       >
         <Typography.Title level={4} style={{ margin: 0, whiteSpace: 'nowrap' }}>
-          agentstate
+          agent-machines
         </Typography.Title>
         {/* Takes the room the rest leaves; on a narrow window it scrolls sideways instead of widening the page. */}
         <div style={{ flex: '0 1 auto', minWidth: 0, overflowX: 'auto' }}>

@@ -11,9 +11,9 @@ import { localAgentScript } from './localAgentScript';
 
 export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui' | 'host';
 
-/** The page's conversation key, which is also its session on the server's agentstate host. */
+/** The page's conversation key, which is also its session on the server's agent-machines host. */
 export const DEMO_CONVERSATION_KEY = 'agentstate-demo';
-/** The path the demo server mounts its agentstate host at. */
+/** The path the demo server mounts its agent-machines host at. */
 export const DEMO_HOST_PATH = '/api/agent';
 /** The name of the host's provider that plays `localAgentScript` on the server. */
 export const DEMO_HOST_PROVIDER = 'local';
@@ -31,7 +31,7 @@ export const DEMO_PROVIDER_LABELS: Record<DemoProviderId, string> = {
   openai: 'OpenAI-compatible',
   anthropic: 'Anthropic',
   agui: 'AG-UI',
-  host: 'agentstate host (server-side runs)',
+  host: 'agent-machines host (server-side runs)',
 };
 
 /** The local script's first turn, and the slow turn ("slowly" in the prompt). */
@@ -73,7 +73,7 @@ const weatherDescription = 'Current temperature in a city, in °C (run by the pa
 /**
  * The five providers, made once. Each talks to this page's own server, which replays a
  * recording or proxies the real service with the key it holds: no key reaches the page.
- * `host` is the server's agentstate host, which plays the local script server-side; its
+ * `host` is the server's agent-machines host, which plays the local script server-side; its
  * session is the conversation's, so `sessionId` must be the chat's `conversationKey`.
  */
 export function createDemoProviders(origin: string, sessionId: string): Record<DemoProviderId, DemoProvider> {
