@@ -183,7 +183,9 @@ describe('packaging: agentstate/runtime works without React installed', () => {
   it('runs the agent loop from the CommonJS build', () => {
     const output = runNode(
       'runtime.cjs',
-      script(`const runtime = require('agent-machines/runtime'); const providers = require('agent-machines/providers');`),
+      script(
+        `const runtime = require('agent-machines/runtime'); const providers = require('agent-machines/providers');`,
+      ),
     );
     expect(output).toEqual(expected);
   });

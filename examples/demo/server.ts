@@ -192,7 +192,9 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     },
     basePath: DEMO_HOST_PATH,
     onError: (error, { sessionId, runId }) =>
-      log(`agent-machines host (session "${sessionId}"${runId === undefined ? '' : `, run "${runId}"`}): ${String(error)}`),
+      log(
+        `agent-machines host (session "${sessionId}"${runId === undefined ? '' : `, run "${runId}"`}): ${String(error)}`,
+      ),
   });
   const serveHost = toNodeHandler(agentHost.fetch);
 
