@@ -44,7 +44,8 @@ function describe(issue: SchemaIssue, input: unknown): string {
   }
 }
 
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+/** The value at a schema issue's path in the input, or undefined where the path leaves it. */
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
   for (const key of path) {
     if (typeof value !== 'object' || value === null) return undefined;

@@ -216,7 +216,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const onError =
     options.onError ??
     ((error: unknown, context: { sessionId: string; runId?: string }) => {
-      console.error('agentstate host:', context, redactedForLog(error));
+      console.error('agent-machines host:', context, redactedForLog(error));
     });
   const sessions = new SessionStates(log, {
     maxSessions: options.maxCachedSessions ?? 1000,

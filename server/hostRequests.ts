@@ -4,7 +4,7 @@ import type { AgentValidationFailure } from '../protocol/errors';
 import { agentErrorInfoSchema } from '../protocol/eventSchemas';
 import { parseAgentCommand } from '../protocol/parseAgentEvent';
 import { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from '../protocol/plainJson';
-import { toValidationFailure } from '../protocol/validationFailure';
+import { toValidationFailure, valueAt } from '../protocol/validationFailure';
 import type { AgentRunContinuation } from '../providers/AgentProvider';
 import { AgentHostError } from './AgentHostError';
 
@@ -137,15 +137,6 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   } catch {
     throw new AgentHostError('invalid_request', 'The body is not valid JSON');
   }
-}
-
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
 }
 
 /** The first schema issue as `path: what is wrong`, naming a missing field or an unknown one. */

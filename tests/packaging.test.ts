@@ -68,13 +68,13 @@ const validatorCall = (agentstate: string, providers: string) => `
   const result = { valid: codes(run), unfinished: codes(run.slice(0, -1)) };
 `;
 
-describe('packaging: agentstate/providers has the validator, without vitest', () => {
-  it('validates a run from the CommonJS build, where agentstate/testing needs vitest', () => {
+describe('packaging: agent-machines/providers has the validator, without vitest', () => {
+  it('validates a run from the CommonJS build, where agent-machines/testing needs vitest', () => {
     const output = runNode(
       'validator.cjs',
       `const agentstate = require('agent-machines');
       const providers = require('agent-machines/providers');
-      ${validatorCall('agent-machines', 'providers')}
+      ${validatorCall('agentstate', 'providers')}
       try { require('agent-machines/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.message.split('\\n')[0]; }
       console.log(JSON.stringify(result));`,
     );
@@ -85,12 +85,12 @@ describe('packaging: agentstate/providers has the validator, without vitest', ()
     });
   });
 
-  it('validates a run from the ES module build, where agentstate/testing needs vitest', () => {
+  it('validates a run from the ES module build, where agent-machines/testing needs vitest', () => {
     const output = runNode(
       'validator.mjs',
       `import * as agentstate from 'agent-machines';
       import * as providers from 'agent-machines/providers';
-      ${validatorCall('agent-machines', 'providers')}
+      ${validatorCall('agentstate', 'providers')}
       try { await import('agent-machines/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.code; }
       console.log(JSON.stringify(result));`,
     );
@@ -297,17 +297,17 @@ const sameCopyCheck = `
 `;
 
 const knownClasses = [
-  'agentstate AgentError',
-  'agentstate AgentValidationError',
-  'agentstate AgentProtocolError',
-  'agentstate/providers AgentProviderError',
-  'agentstate/providers LocalAgentRuntimeError',
-  'agentstate/transports AgentTransportError',
-  'agentstate/providers/openai OpenAIStreamError',
-  'agentstate/providers/anthropic AnthropicStreamError',
-  'agentstate/providers/agui AgUIEventError',
-  'agentstate/server AgentHostError',
-  'agentstate/server AgentEventLogError',
+  'agent-machines AgentError',
+  'agent-machines AgentValidationError',
+  'agent-machines AgentProtocolError',
+  'agent-machines/providers AgentProviderError',
+  'agent-machines/providers LocalAgentRuntimeError',
+  'agent-machines/transports AgentTransportError',
+  'agent-machines/providers/openai OpenAIStreamError',
+  'agent-machines/providers/anthropic AnthropicStreamError',
+  'agent-machines/providers/agui AgUIEventError',
+  'agent-machines/server AgentHostError',
+  'agent-machines/server AgentEventLogError',
 ];
 
 type ClassReport = Record<
@@ -330,7 +330,7 @@ function expectOneCopy(report: ClassReport) {
 }
 
 describe('packaging: one copy of each class across entries', () => {
-  it('CommonJS: every error class of every entry extends the AgentError of agentstate', () => {
+  it('CommonJS: every error class of every entry extends the AgentError of agent-machines', () => {
     const report = runNode(
       'classes.cjs',
       `${errorClasses}
@@ -341,7 +341,7 @@ describe('packaging: one copy of each class across entries', () => {
     expectOneCopy(report);
   });
 
-  it('ES modules: every error class of every entry extends the AgentError of agentstate', () => {
+  it('ES modules: every error class of every entry extends the AgentError of agent-machines', () => {
     const report = runNode(
       'classes.mjs',
       `${errorClasses}
@@ -430,7 +430,7 @@ describe('packaging: what ships', () => {
     expect(packageJson.license).toBe('MIT');
     const license = readFileSync(join(repository, 'LICENSE'), 'utf8');
     expect(license.split('\n')[0]).toBe('MIT License');
-    expect(license).toContain('Copyright (c) 2026 agentstate contributors');
+    expect(license).toContain('Copyright (c) 2026 agent-machines contributors');
   });
 
   it('the size check bundles an entry with the chunks it imports', async () => {

@@ -294,12 +294,17 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
       for (const args of scenario.streamedArguments) {
         expect(seen.toolArguments.some((history) => grewInto(history, args))).toBe(true);
       }
-      // The tasks panel: each bar went up through the percents it must show, and its task ended completed.
+      // The tasks panel: each bar went up (part-way before the end where it has steps) through the task's percents,
+      // and its task ended completed. Two updates that land in one frame are drawn once (the
+      // hook renders once per frame), so which intermediate percents a loaded machine shows
+      // varies; that the bar only rises, only through real percents, and ends full does not.
       expect(seen.tasks).toHaveLength(scenario.tasks.length);
       scenario.tasks.forEach((task, index) => {
         const shown = (seen.tasks[index] ?? []).map(Number);
         expect(shown.every((percent, at) => at === 0 || percent > (shown[at - 1] ?? 0))).toBe(true);
-        expect(shown.filter((percent) => task.percents.includes(percent))).toEqual(task.percents);
+        expect(shown.every((percent) => task.percents.includes(percent))).toBe(true);
+        expect(shown.at(-1)).toBe(task.percents.at(-1));
+        if (task.percents.length > 1) expect(shown.length).toBeGreaterThan(1);
       });
       const tasks = page.locator('[data-testid="task"]');
       expect(await tasks.allTextContents()).toEqual(scenario.tasks.map((task) => task.title));
