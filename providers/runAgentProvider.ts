@@ -11,7 +11,7 @@ import { AgentProviderError } from './AgentProviderError';
 import type { AgentRunClosing } from './AgentRunTracker';
 import { DeliveredCursors } from './DeliveredCursors';
 import { EventGate } from './EventGate';
-import { ABORTED, closeIterator, nextUnlessAborted } from './nextUnlessAborted';
+import { ABORTED, AbortableSteps, closeIterator } from './nextUnlessAborted';
 import {
   type AgentConnectionChange,
   type AgentReconnectOptions,
@@ -295,11 +295,12 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       throw new StreamFailure(error);
     }
     let connected = false;
+    const steps = new AbortableSteps(iterator, controller.signal);
     try {
       for (;;) {
         let step: IteratorResult<Chunk>;
         try {
-          step = await nextUnlessAborted(iterator, controller.signal);
+          step = await steps.next();
         } catch (error) {
           if (error === ABORTED) {
             // A transport that does not answer its signal must not hold the run: it is left
@@ -337,6 +338,8 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
     } catch (error) {
       if (!(error instanceof StreamFailure)) await closeIterator(iterator);
       throw error;
+    } finally {
+      steps.dispose();
     }
   };
 
