@@ -11,7 +11,7 @@ import { AgentProviderError } from './AgentProviderError';
 import type { AgentRunClosing } from './AgentRunTracker';
 import { DeliveredCursors } from './DeliveredCursors';
 import { EventGate } from './EventGate';
-import { ABORTED, AbortableSteps, closeIterator } from './nextUnlessAborted';
+import { ABORTED, closeIterator, untilAborted } from './untilAborted';
 import {
   type AgentConnectionChange,
   type AgentReconnectOptions,
@@ -295,19 +295,13 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
       throw new StreamFailure(error);
     }
     let connected = false;
-    const steps = new AbortableSteps(iterator, controller.signal);
-    try {
+    /** The chunks until the stream ends; after an abort, whatever it yields is dropped. */
+    const pump = async () => {
       for (;;) {
         let step: IteratorResult<Chunk>;
         try {
-          step = await steps.next();
+          step = await iterator.next();
         } catch (error) {
-          if (error === ABORTED) {
-            // A transport that does not answer its signal must not hold the run: it is left
-            // to end by itself.
-            iterator.return?.().catch(() => undefined);
-            throw abortError();
-          }
           throw new StreamFailure(error);
         }
         if (step.done) return;
@@ -335,11 +329,18 @@ export async function runAgentProvider<Input, Request, Chunk, Context>(
           }
         }
       }
+    };
+    try {
+      await untilAborted(pump(), controller.signal);
     } catch (error) {
+      if (error === ABORTED) {
+        // A transport that does not answer its signal must not hold the run: it is left to
+        // end by itself.
+        iterator.return?.().catch(() => undefined);
+        throw abortError();
+      }
       if (!(error instanceof StreamFailure)) await closeIterator(iterator);
       throw error;
-    } finally {
-      steps.dispose();
     }
   };
 
