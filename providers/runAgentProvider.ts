@@ -11,7 +11,6 @@ import { AgentProviderError } from './AgentProviderError';
 import type { AgentRunClosing } from './AgentRunTracker';
 import { DeliveredCursors } from './DeliveredCursors';
 import { EventGate } from './EventGate';
-import { ABORTED, closeIterator, untilAborted } from './untilAborted';
 import {
   type AgentConnectionChange,
   type AgentReconnectOptions,
@@ -21,6 +20,7 @@ import {
 } from './reconnect';
 import { ConsumerFailure, DroppedStream, isConnectionLost, isUnrecoverable, StreamFailure } from './runFailures';
 import { toAgentErrorInfo } from './toAgentErrorInfo';
+import { ABORTED, closeIterator, untilAborted } from './untilAborted';
 
 export type { AgentConnectionChange, AgentReconnectOptions } from './reconnect';
 
