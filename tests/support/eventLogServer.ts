@@ -38,15 +38,16 @@ export async function serveFrames(
   then: 'end' | 'drop' | 'stall',
 ): Promise<void> {
   response.writeHead(200, SSE_HEADERS);
+  let flushed = Promise.resolve();
   for (const text of frames) {
     if (response.destroyed) return;
-    response.write(text);
+    flushed = new Promise<void>((resolve) => response.write(text, () => resolve()));
     await pause(2);
   }
   if (then === 'end') response.end();
   else if (then === 'drop') {
-    // Long enough for the frames to reach the client before the socket goes.
-    await pause(20);
+    // The frames reach the socket before it goes: the last write calls back once flushed.
+    await flushed;
     response.socket?.destroy();
   }
 }
