@@ -71,6 +71,33 @@ export default defineConfig({
     // expect.poll waits for what it asserts; its default second is too short for a browser
     // page or a server on a loaded machine. A value that never comes still fails, later.
     expect: { poll: { timeout: 20_000 } },
+    // Measured by `npm test` (`vitest run --coverage`), not by a development run of a few files:
+    // a subset would fail the thresholds, which hold for the whole suite.
+    coverage: {
+      provider: 'v8',
+      include: [
+        'protocol/**/*.{ts,tsx}',
+        'machines/**/*.{ts,tsx}',
+        'providers/**/*.{ts,tsx}',
+        'transports/**/*.{ts,tsx}',
+        'react/**/*.{ts,tsx}',
+        'runtime/**/*.{ts,tsx}',
+        'checkpoint/**/*.{ts,tsx}',
+        'server/**/*.{ts,tsx}',
+      ],
+      exclude: ['**/*.test.{ts,tsx}', '**/*.test-d.ts', '**/*.d.ts', '**/__fixtures__/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: './coverage',
+      // Seed 003 §20.5: at least 85% of the code, and every branch of the command and
+      // checkpoint state transitions. A glob's figure is the sum of the files it matches.
+      thresholds: {
+        statements: 85,
+        branches: 85,
+        'checkpoint/**': { branches: 100 },
+        'runtime/commandLaneMachine.ts': { branches: 100 },
+        'runtime/createCommandRunner.ts': { branches: 100 },
+      },
+    },
     setupFiles: ['./tests/support/fastCheckSeed.ts'],
     // A folder for the demo page, which the browser files build once between them.
     globalSetup: ['./tests/browser/demoPageBuild.ts'],
