@@ -30,6 +30,8 @@ interface SessionEntry {
   started: boolean;
   /** A `refresh` is waiting to read: later ones join it. */
   refreshing: boolean;
+  /** Callers reading or using it now: no bound evicts it until they are done. */
+  readers: number;
 }
 
 /** A session's AgentState and the log cursor it is at. */
@@ -47,6 +49,11 @@ export interface SessionStateAt {
  * one to start from. At a run's end it saves one only while the state is small, or once as
  * many bytes of events came since the last as the state holds: a large state is not written
  * whole at every run end, and what snapshots write stays proportional to what is appended.
+ *
+ * It keeps at most `maxCachedSessions` states and about `maxCachedStateBytes` of them (each
+ * counted as the JSON of the events and snapshot it was built from): past either bound the
+ * least recently used states go, but none being read right now, and a session whose state
+ * went is read again from its snapshot and the log when it is next asked for.
  */
 export class SessionStates {
   private readonly sessions = new Map<string, SessionEntry>();
@@ -54,24 +61,38 @@ export class SessionStates {
   constructor(
     private readonly log: AgentEventLog,
     private readonly options: {
-      maxSessions: number;
+      maxCachedSessions: number;
+      /** About how many bytes of states are kept (see `cachedStateBytes`). */
+      maxCachedStateBytes: number;
       snapshotEvery: number;
       /** A snapshot after this many bytes of events (their JSON) since the last. Default 4 MiB. */
       snapshotEveryBytes?: number;
       /** The log lost a session's events past what this instance holds: its state started over. */
       onLost: (sessionId: string, error: AgentHostError) => void;
     },
-  ) {}
+  ) {
+    for (const name of ['maxCachedSessions', 'maxCachedStateBytes'] as const) {
+      const value = options[name];
+      if (!Number.isSafeInteger(value) || value < 1) {
+        throw new RangeError(`${name} must be a positive integer, got ${value}`);
+      }
+    }
+  }
 
   /** The session's state after everything appended so far. */
-  async sync(sessionId: string): Promise<SessionStateAt> {
-    const entry = this.entry(sessionId);
-    while (entry.syncing !== undefined) await entry.syncing;
-    entry.syncing = this.readNew(sessionId, entry).finally(() => {
-      entry.syncing = undefined;
-    });
-    await entry.syncing;
-    return { state: entry.store.getSnapshot(), cursor: entry.cursor };
+  sync(sessionId: string): Promise<SessionStateAt> {
+    return this.withSynced(sessionId, (entry) => ({ state: entry.store.getSnapshot(), cursor: entry.cursor }));
+  }
+
+  /**
+   * About how many bytes of states this holds (the JSON of the events and snapshots they were
+   * built from): of one session (0 when its state is not kept), or of all of them.
+   */
+  cachedStateBytes(sessionId?: string): number {
+    if (sessionId !== undefined) return this.sessions.get(sessionId)?.stateBytes ?? 0;
+    let bytes = 0;
+    for (const entry of this.sessions.values()) bytes += entry.stateBytes;
+    return bytes;
   }
 
   /** Reads what was appended, in the background; calls made while one waits to read join it. */
@@ -91,18 +112,19 @@ export class SessionStates {
   }
 
   /** Whether the session's machines, as of everything appended so far, take the command now. */
-  async can(sessionId: string, command: AgentCommand): Promise<boolean> {
-    await this.sync(sessionId);
-    return this.entry(sessionId).store.can(command);
+  can(sessionId: string, command: AgentCommand): Promise<boolean> {
+    return this.withSynced(sessionId, (entry) => entry.store.can(command));
   }
 
   /** Saves the session's snapshot now (a run ended), when the store has read anything since the last one. */
   async saveSnapshot(sessionId: string): Promise<void> {
-    const { state, cursor } = await this.sync(sessionId);
-    const entry = this.sessions.get(sessionId);
-    if (cursor === undefined || entry === undefined || entry.sinceSnapshot === 0 || entry.tooLarge) return;
-    if (entry.stateBytes > SMALL_STATE_BYTES && entry.sinceSnapshotBytes < entry.stateBytes) return;
-    await this.snapshot(sessionId, entry, state, cursor);
+    const due = await this.withSynced(sessionId, (entry) => {
+      const { cursor } = entry;
+      if (cursor === undefined || entry.sinceSnapshot === 0 || entry.tooLarge) return undefined;
+      if (entry.stateBytes > SMALL_STATE_BYTES && entry.sinceSnapshotBytes < entry.stateBytes) return undefined;
+      return { entry, state: entry.store.getSnapshot(), cursor };
+    });
+    if (due !== undefined) await this.snapshot(sessionId, due.entry, due.state, due.cursor);
   }
 
   /** Saves a snapshot; a state the log refuses as too large is not tried again while it grows. */
@@ -120,6 +142,44 @@ export class SessionStates {
   destroy(): void {
     for (const entry of this.sessions.values()) entry.store.destroy();
     this.sessions.clear();
+  }
+
+  /**
+   * Reads what was appended to the session (one reader of the log per session: a caller
+   * joins the read in progress, then reads what came since), then `use`s its entry. The
+   * entry is held while this runs, so no bound evicts it from under the caller; the bounds
+   * are enforced once it is let go.
+   */
+  private async withSynced<Result>(sessionId: string, use: (entry: SessionEntry) => Result): Promise<Result> {
+    const entry = this.entry(sessionId);
+    entry.readers += 1;
+    try {
+      while (entry.syncing !== undefined) await entry.syncing;
+      entry.syncing = this.readNew(sessionId, entry).finally(() => {
+        entry.syncing = undefined;
+      });
+      await entry.syncing;
+      return use(entry);
+    } finally {
+      entry.readers -= 1;
+      this.evictPastBounds(undefined);
+    }
+  }
+
+  /**
+   * Past either bound, the least recently used states go, but none held by a reader (nor
+   * `keep`, the one just created). The most recently used goes too when it alone is past the
+   * byte bound: it is read again, from its snapshot and what the log holds, when next asked for.
+   */
+  private evictPastBounds(keep: SessionEntry | undefined): void {
+    let bytes = this.cachedStateBytes();
+    for (const [sessionId, entry] of this.sessions) {
+      if (this.sessions.size <= this.options.maxCachedSessions && bytes <= this.options.maxCachedStateBytes) return;
+      if (entry.readers > 0 || entry.syncing !== undefined || entry === keep) continue;
+      bytes -= entry.stateBytes;
+      entry.store.destroy();
+      this.sessions.delete(sessionId);
+    }
   }
 
   private entry(sessionId: string): SessionEntry {
@@ -140,15 +200,10 @@ export class SessionStates {
       syncing: undefined,
       started: false,
       refreshing: false,
+      readers: 0,
     };
     this.sessions.set(sessionId, entry);
-    // Past the bound, the least recently used sessions go, but none being read right now.
-    for (const [oldestId, oldest] of this.sessions) {
-      if (this.sessions.size <= this.options.maxSessions) break;
-      if (oldest.syncing !== undefined || oldest === entry) continue;
-      oldest.store.destroy();
-      this.sessions.delete(oldestId);
-    }
+    this.evictPastBounds(entry);
     return entry;
   }
 

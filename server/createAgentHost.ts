@@ -105,6 +105,15 @@ export interface AgentHostOptions {
   snapshotEvery?: number;
   /** Sessions whose state the instance keeps in memory. Default 1 000. */
   maxCachedSessions?: number;
+  /**
+   * About how many bytes of session states the instance keeps in memory (each counted as the
+   * JSON of the events and snapshot it was built from). Past it, or past `maxCachedSessions`,
+   * the least recently used states go (none being read right now) and are read again from
+   * their snapshot and the log when next asked for. Keep it above the log's
+   * `maxBytesPerSession`: a state larger than the bound is read again at every request.
+   * Default 64 MiB.
+   */
+  maxCachedStateBytes?: number;
   /** Reconnecting upstream streams that break (see `runAgentProvider`). */
   reconnect?: false | AgentReconnectOptions;
   /**
@@ -219,7 +228,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       console.error('agent-machines host:', context, redactedForLog(error));
     });
   const sessions = new SessionStates(log, {
-    maxSessions: options.maxCachedSessions ?? 1000,
+    maxCachedSessions: options.maxCachedSessions ?? 1000,
+    maxCachedStateBytes: options.maxCachedStateBytes ?? 64 * 1024 * 1024,
     snapshotEvery: options.snapshotEvery ?? 1000,
     onLost: (sessionId, error) => onError(error, { sessionId }),
   });

@@ -3,7 +3,7 @@
 // host hold what it should refuse. Each case runs on both event logs; the Redis ones start
 // their own redis-server.
 import { createClient } from 'redis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import type { LocalAgentScript } from '../providers/local/localAgentChunks';
 import { postJson, readEvents, type ServedHost, serveHost } from '../tests/support/hostClient';
@@ -308,6 +308,32 @@ function describeHardening(name: string, open: () => Promise<LogUnderTest>) {
       });
     });
 
+    describe('cached session states', () => {
+      it('are bounded in bytes (maxCachedStateBytes): a state that went is read again from the log, whole', async () => {
+        const { host, under, base } = await start({ maxCachedStateBytes: 4_000 });
+        const prompt = 'p'.repeat(3_000);
+        for (const sessionId of ['a', 'b', 'c']) {
+          const started = await postJson(`${base(sessionId)}/runs`, {
+            provider: 'answer',
+            input: { prompt },
+            runId: 'r1',
+          });
+          expect(started.status).toBe(202);
+          await readEvents(`${base(sessionId)}/events?runId=r1`, { stop: isTerminal });
+        }
+        // A session's state is only read from its snapshot (or its start) when the host holds none.
+        const loads = vi.spyOn(under.log, 'loadSnapshot');
+        for (const sessionId of ['a', 'b', 'c']) {
+          const { state } = await host.getState(sessionId);
+          expect([state.runs.r1?.status, state.runs.r1?.input, state.issues]).toEqual(['completed', { prompt }, []]);
+          // Each state (a 3 KB prompt) passes the bound with the next one: it was read again.
+          expect(loads.mock.calls.some(([loaded]) => loaded === sessionId)).toBe(true);
+        }
+        const again = await postJson(`${base('a')}/runs`, { provider: 'answer', input: {}, runId: 'r1' });
+        expect([again.status, (again.body.error as { code: string }).code]).toEqual([409, 'run_exists']);
+      });
+    });
+
     describe('a session the log no longer holds', () => {
       it('starts over from nothing: state, runs and events answer; a cursor from before is 410; onError hears of it', async () => {
         const { host, under, base, errors } = await start();
@@ -491,6 +517,17 @@ describe('what a run request may hold, checked before the schema walks it', () =
         400,
         { code: 'invalid_request', message: `Invalid run request: ${problem}` },
       ]);
+    }
+  });
+});
+
+describe('options', () => {
+  it('refuses cache bounds that are not positive integers', () => {
+    const providers = { answer: createLocalAgentProvider({ script: answer }) };
+    for (const value of [0, -1, 0.5, Number.NaN]) {
+      expect(() => createAgentHost({ providers, maxCachedStateBytes: value })).toThrow(
+        new RangeError(`maxCachedStateBytes must be a positive integer, got ${value}`),
+      );
     }
   });
 });
