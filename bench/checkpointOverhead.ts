@@ -1,8 +1,8 @@
-// The cost of saving checkpoints while streaming: the agentstate pipeline with and without a
+// The cost of saving checkpoints while streaming: the agent-machines pipeline with and without a
 // coordinator (bench/checkpointedRun.ts), taking turns on the same bytes in one process, as
 // bench/compare.ts runs two checkouts. The figure is the median of the paired ratios, which
 // cancels the machine's drift between pairs.
-import { agentstate } from './pipelines';
+import { agentMachines } from './pipelines';
 
 export interface CheckpointOverhead {
   size: number;
@@ -45,8 +45,8 @@ export async function measureCheckpointOverhead(
   format: 'agui' | 'openai',
   bytes: Uint8Array,
 ): Promise<CheckpointOverhead> {
-  const without = () => agentstate(format, bytes, 'end');
-  const saved = () => agentstate(format, bytes, 'end', { checkpoint: true });
+  const without = () => agentMachines(format, bytes, 'end');
+  const saved = () => agentMachines(format, bytes, 'end', { checkpoint: true });
   let warmUpMs = 0;
   for (let pair = 0; pair < CHECKPOINT_WARMUP_PAIRS; pair += 1) {
     warmUpMs += await timed(without);

@@ -7,14 +7,17 @@ import { pathToFileURL } from 'node:url';
 import * as current from './pipelines';
 import { createWorkload, encodeAgUI, encodeOpenAI } from './workload';
 
-type Pipelines = typeof current;
+/** A checkout from before the rename names its pipeline `agentstate`. */
+type Pipelines = Partial<typeof current> & { agentstate?: typeof current.agentMachines };
 
 const [other, size = '50000', format = 'openai', mode = 'per-read'] = process.argv.slice(2);
 if (other === undefined || (format !== 'agui' && format !== 'openai') || (mode !== 'end' && mode !== 'per-read')) {
   console.error('usage: npm run bench:compare -- <other checkout> [N] [agui|openai] [end|per-read]');
   process.exit(2);
 }
-const baseline = (await import(pathToFileURL(path.resolve(other, 'bench/pipelines.ts')).href)) as Pipelines;
+const baselineModule = (await import(pathToFileURL(path.resolve(other, 'bench/pipelines.ts')).href)) as Pipelines;
+const baseline = baselineModule.agentMachines ?? baselineModule.agentstate;
+if (baseline === undefined) throw new Error(`${other}/bench/pipelines.ts exports no pipeline to compare`);
 const workload = createWorkload(Number(size));
 const bytes = new TextEncoder().encode(format === 'openai' ? encodeOpenAI(workload) : encodeAgUI(workload));
 
@@ -28,15 +31,15 @@ async function time(run: () => Promise<unknown>): Promise<number> {
 const median = (values: readonly number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (let warmUp = 0; warmUp < 3; warmUp += 1) {
-  await baseline.agentstate(format, bytes, mode);
-  await current.agentstate(format, bytes, mode);
+  await baseline(format, bytes, mode);
+  await current.agentMachines(format, bytes, mode);
 }
 const before: number[] = [];
 const after: number[] = [];
 const ratios: number[] = [];
 for (let turn = 0; turn < 21; turn += 1) {
-  const then = await time(() => baseline.agentstate(format, bytes, mode));
-  const now = await time(() => current.agentstate(format, bytes, mode));
+  const then = await time(() => baseline(format, bytes, mode));
+  const now = await time(() => current.agentMachines(format, bytes, mode));
   before.push(then);
   after.push(now);
   ratios.push(now / then);

@@ -36,10 +36,10 @@ export interface AgentstateOptions {
 }
 
 /**
- * agentstate: bytes -> SSE transport -> provider -> validated events -> store -> AgentState;
+ * agent-machines: bytes -> SSE transport -> provider -> validated events -> store -> AgentState;
  * with `checkpoint`, the store saved by a coordinator as the runtime saves it (bench/checkpointedRun.ts).
  */
-export async function agentstate(
+export async function agentMachines(
   format: 'agui' | 'openai',
   bytes: Uint8Array,
   mode: ReadMode,
@@ -72,10 +72,10 @@ export async function agentstate(
     ...(checkpoints === undefined ? {} : { onCursor: checkpoints.onCursor }),
   });
   if (checkpoints !== undefined && (await checkpoints.finish()).saves < 2)
-    throw new Error(`agentstate ${format}: the run was not saved`);
+    throw new Error(`agent-machines ${format}: the run was not saved`);
   const state = store.getSnapshot();
   if (Object.keys(state.toolCalls).length !== 20 || state.issues.length > 0)
-    throw new Error(`agentstate ${format}: wrong state`);
+    throw new Error(`agent-machines ${format}: wrong state`);
   store.destroy();
   return events;
 }
@@ -139,16 +139,16 @@ export const PIPELINES: readonly PipelineSpec[] = [
     run: ({ text }) => floor(text),
   },
   {
-    id: 'agentstate:agui:end',
-    name: 'agentstate, AG-UI, read at end',
+    id: 'agent-machines:agui:end',
+    name: 'agent-machines, AG-UI, read at end',
     format: 'agui',
-    run: ({ bytes }) => agentstate('agui', bytes, 'end'),
+    run: ({ bytes }) => agentMachines('agui', bytes, 'end'),
   },
   {
-    id: 'agentstate:agui:per-read',
-    name: 'agentstate, AG-UI, read per 16 KiB frame',
+    id: 'agent-machines:agui:per-read',
+    name: 'agent-machines, AG-UI, read per 16 KiB frame',
     format: 'agui',
-    run: ({ bytes }) => agentstate('agui', bytes, 'per-read'),
+    run: ({ bytes }) => agentMachines('agui', bytes, 'per-read'),
   },
   {
     id: 'floor:openai',
@@ -157,16 +157,16 @@ export const PIPELINES: readonly PipelineSpec[] = [
     run: ({ text }) => floor(text),
   },
   {
-    id: 'agentstate:openai:end',
-    name: 'agentstate, OpenAI-compatible, read at end',
+    id: 'agent-machines:openai:end',
+    name: 'agent-machines, OpenAI-compatible, read at end',
     format: 'openai',
-    run: ({ bytes }) => agentstate('openai', bytes, 'end'),
+    run: ({ bytes }) => agentMachines('openai', bytes, 'end'),
   },
   {
-    id: 'agentstate:openai:per-read',
-    name: 'agentstate, OpenAI-compatible, read per 16 KiB frame',
+    id: 'agent-machines:openai:per-read',
+    name: 'agent-machines, OpenAI-compatible, read per 16 KiB frame',
     format: 'openai',
-    run: ({ bytes }) => agentstate('openai', bytes, 'per-read'),
+    run: ({ bytes }) => agentMachines('openai', bytes, 'per-read'),
   },
   {
     id: 'floor:ui',

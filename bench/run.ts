@@ -99,7 +99,7 @@ const encoder = new TextEncoder();
 let aguiClientLastMedian = 0;
 let aguiClientLastSize = 1;
 /** The bytes of each size and format, for the memory runs in their own processes. */
-const bytesDir = mkdtempSync(join(os.tmpdir(), 'agentstate-bench-'));
+const bytesDir = mkdtempSync(join(os.tmpdir(), 'agent-machines-bench-'));
 
 /**
  * Runs the pipelines round-robin: every round runs each once, so a noisy moment of the
@@ -249,7 +249,7 @@ const bundles: Array<[string, number]> = [
   ['agent-machines/providers/anthropic', await bundle("export * from './dist/providers-anthropic.js';")],
   ['agent-machines/transports', await bundle("export * from './dist/transports.js';")],
   [
-    'agentstate + providers/openai (an app)',
+    'agent-machines + providers/openai (an app)',
     await bundle(
       "export * from './dist/index.js'; export * from './dist/providers-openai.js'; export { runAgentProvider } from './dist/providers.js';",
     ),
@@ -379,7 +379,7 @@ for (const name of [...new Set(rows.map((row) => row.name))]) {
 }
 lines.push('', '## Checkpoints while streaming: a coordinator saving to memory storage', '');
 lines.push(
-  `The agentstate pipeline (read at the end) with a checkpoint coordinator subscribed as the runtime subscribes it: \`schedule('batch')\` on every store notification, \`schedule('cursor')\` on every cursor (these SSE streams carry no \`id\`, so none), \`schedule('terminal')\` once the run's terminal event is dispatched; the checkpoint built by the runtime's \`buildConversationCheckpoint\`, saved to \`createMemoryAgentCheckpointStorage()\` with the default throttle (1000 ms): a run shorter than a second saves twice, at its first event and at its end. Against the same pipeline without it, the two taking turns (the first of a pair alternating) after 3 warm-up pairs, for ${CHECKPOINT_MIN_PAIRS} pairs or as many as fit in about ${CHECKPOINT_BUDGET_MS / 1000} s; the ratio is the median of the paired ratios.`,
+  `The agent-machines pipeline (read at the end) with a checkpoint coordinator subscribed as the runtime subscribes it: \`schedule('batch')\` on every store notification, \`schedule('cursor')\` on every cursor (these SSE streams carry no \`id\`, so none), \`schedule('terminal')\` once the run's terminal event is dispatched; the checkpoint built by the runtime's \`buildConversationCheckpoint\`, saved to \`createMemoryAgentCheckpointStorage()\` with the default throttle (1000 ms): a run shorter than a second saves twice, at its first event and at its end. Against the same pipeline without it, the two taking turns (the first of a pair alternating) after 3 warm-up pairs, for ${CHECKPOINT_MIN_PAIRS} pairs or as many as fit in about ${CHECKPOINT_BUDGET_MS / 1000} s; the ratio is the median of the paired ratios.`,
   '',
 );
 lines.push('| N | format | pairs | median ms without | median ms with | with / without (median of pairs) |');
@@ -453,19 +453,19 @@ function floorRatio(name: string, size: number): string {
   const row = rows.find((candidate) => candidate.size === size && candidate.name === name);
   return row?.measurement ? `${fmt(row.measurement.median / row.floor, 2)}×` : 'not measured';
 }
-const agentstatePipelines = PIPELINES.filter((pipeline) => pipeline.id.startsWith('agentstate:')).map(
+const ourPipelines = PIPELINES.filter((pipeline) => pipeline.id.startsWith('agent-machines:')).map(
   (pipeline) => pipeline.name,
 );
 const worstLinearity = Math.max(
-  ...agentstatePipelines.map((name) => {
+  ...ourPipelines.map((name) => {
     const scale = scalingOf(name);
     return scale === undefined ? Number.NaN : scale.timeRatio / scale.framesRatio;
   }),
 );
 lines.push('', '## Targets', '');
 lines.push(
-  `- agentstate at N=50,000 ≤ 3× the floor: AG-UI ${floorRatio('agentstate, AG-UI, read at end', 50_000)} (reading every 16 KiB: ${floorRatio('agentstate, AG-UI, read per 16 KiB frame', 50_000)}), OpenAI-compatible ${floorRatio('agentstate, OpenAI-compatible, read at end', 50_000)} (${floorRatio('agentstate, OpenAI-compatible, read per 16 KiB frame', 50_000)}).`,
-  `- Linear: time(100k) / time(10k) ≤ 1.2× the frame ratio: at most ${fmt(worstLinearity, 2)}× over the four agentstate pipelines.`,
+  `- agent-machines at N=50,000 ≤ 3× the floor: AG-UI ${floorRatio('agent-machines, AG-UI, read at end', 50_000)} (reading every 16 KiB: ${floorRatio('agent-machines, AG-UI, read per 16 KiB frame', 50_000)}), OpenAI-compatible ${floorRatio('agent-machines, OpenAI-compatible, read at end', 50_000)} (${floorRatio('agent-machines, OpenAI-compatible, read per 16 KiB frame', 50_000)}).`,
+  `- Linear: time(100k) / time(10k) ≤ 1.2× the frame ratio: at most ${fmt(worstLinearity, 2)}× over the four agent-machines pipelines.`,
 );
 if (at100 && at10k)
   lines.push(

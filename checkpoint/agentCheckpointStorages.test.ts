@@ -31,7 +31,7 @@ const storages: Array<[string, () => StorageUnderTest]> = [
       const web = new FakeWebStorage();
       return {
         storage: createWebStorageAgentCheckpointStorage(web),
-        writeRaw: async (sessionId, text) => web.setItem(`agentstate:checkpoint:${sessionId}`, text),
+        writeRaw: async (sessionId, text) => web.setItem(`agent-machines:checkpoint:${sessionId}`, text),
       };
     },
   ],
@@ -49,7 +49,7 @@ const storages: Array<[string, () => StorageUnderTest]> = [
   [
     'file',
     () => {
-      const directory = mkdtempSync(join(tmpdir(), 'agentstate-checkpoints-'));
+      const directory = mkdtempSync(join(tmpdir(), 'agent-machines-checkpoints-'));
       return {
         storage: createFileAgentCheckpointStorage(directory),
         writeRaw: (sessionId, text) => writeFile(join(directory, getAgentCheckpointFileName(sessionId)), text),

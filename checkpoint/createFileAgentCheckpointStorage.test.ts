@@ -10,7 +10,7 @@ import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
 
 function temporaryDirectory(): string {
-  return mkdtempSync(join(tmpdir(), 'agentstate-file-storage-'));
+  return mkdtempSync(join(tmpdir(), 'agent-machines-file-storage-'));
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {

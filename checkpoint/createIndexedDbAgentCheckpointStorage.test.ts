@@ -16,7 +16,7 @@ async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointErro
 }
 
 describe('createIndexedDbAgentCheckpointStorage', () => {
-  it('keeps JSON text under the session id, in agentstate/checkpoints by default', async () => {
+  it('keeps JSON text under the session id, in agent-machines/checkpoints by default', async () => {
     await createIndexedDbAgentCheckpointStorage().save(sampleCheckpoint());
     const text = await get('s1', createStore('agent-machines', 'checkpoints'));
     expect(typeof text).toBe('string');

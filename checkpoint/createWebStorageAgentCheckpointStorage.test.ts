@@ -24,10 +24,10 @@ describe('createWebStorageAgentCheckpointStorage', () => {
     expect(web.items.size).toBe(0);
   });
 
-  it('uses agentstate:checkpoint: as the default prefix', async () => {
+  it('uses agent-machines:checkpoint: as the default prefix', async () => {
     const web = new FakeWebStorage();
     await createWebStorageAgentCheckpointStorage(web).save(sampleCheckpoint());
-    expect([...web.items.keys()]).toEqual(['agentstate:checkpoint:s1']);
+    expect([...web.items.keys()]).toEqual(['agent-machines:checkpoint:s1']);
   });
 
   it.each([

@@ -10,7 +10,7 @@ export interface AgentCheckpointWebStorage {
 }
 
 export interface WebStorageAgentCheckpointStorageOptions {
-  /** Put before the session id to make each item's key. Default `'agentstate:checkpoint:'`. */
+  /** Put before the session id to make each item's key. Default `'agent-machines:checkpoint:'`. */
   keyPrefix?: string;
 }
 
@@ -29,7 +29,7 @@ export function createWebStorageAgentCheckpointStorage(
   storage: AgentCheckpointWebStorage,
   options: WebStorageAgentCheckpointStorageOptions = {},
 ): AgentCheckpointStorage {
-  const keyPrefix = options.keyPrefix ?? 'agentstate:checkpoint:';
+  const keyPrefix = options.keyPrefix ?? 'agent-machines:checkpoint:';
   return {
     async load(sessionId) {
       let text: string | null;

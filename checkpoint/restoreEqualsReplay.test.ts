@@ -22,7 +22,7 @@ const storages: Array<[string, AgentCheckpointStorage]> = [
   ['memory', createMemoryAgentCheckpointStorage()],
   ['Web Storage', createWebStorageAgentCheckpointStorage(new FakeWebStorage())],
   ['IndexedDB', createIndexedDbAgentCheckpointStorage({ databaseName: 'restore-equals-replay' })],
-  ['file', createFileAgentCheckpointStorage(mkdtempSync(join(tmpdir(), 'agentstate-restore-')))],
+  ['file', createFileAgentCheckpointStorage(mkdtempSync(join(tmpdir(), 'agent-machines-restore-')))],
 ];
 
 /**

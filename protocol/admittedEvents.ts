@@ -6,7 +6,7 @@
  * set of event objects: marking every streamed event in a WeakSet cost more than the
  * check it saved.
  */
-export const AGENT_EVENT_ADMITTED: unique symbol = Symbol('agentstate.eventAdmitted');
+export const AGENT_EVENT_ADMITTED: unique symbol = Symbol('agent-machines.eventAdmitted');
 
 /** The type of the runner's token. */
 export type AgentEventAdmission = typeof AGENT_EVENT_ADMITTED;

@@ -1,17 +1,17 @@
 import type { AgentProtocolIssue } from './protocolIssue';
 
-const AGENT_ERROR_MARKER = Symbol.for('agentstate.error');
+const AGENT_ERROR_MARKER = Symbol.for('agent-machines.error');
 
 /** The marker of one error class: a global symbol, so every copy of the package shares it. */
 function markerOf(errorName: string): symbol {
-  return Symbol.for(`agentstate.error.${errorName}`);
+  return Symbol.for(`agent-machines.error.${errorName}`);
 }
 
 /**
- * Base class of every error agentstate throws.
+ * Base class of every error agent-machines throws.
  *
  * Each class names itself with `this.name = '...'` in its constructor; that assignment
- * also marks the instance with `Symbol.for('agentstate.error.<name>')`, so an error carries
+ * also marks the instance with `Symbol.for('agent-machines.error.<name>')`, so an error carries
  * one marker per class of its chain. `isInstance`, inherited by every subclass without
  * code of its own, answers for that class and its subclasses only, and works across
  * duplicated copies of the package (two bundles, ESM beside CJS), where `instanceof` does not.

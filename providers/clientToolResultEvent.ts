@@ -32,9 +32,9 @@ export function createClientToolResultEvent(options: ClientToolResultEventOption
     now: () => options.timestamp,
     createEventId: () => `client-result:${toolCallId}`,
   });
-  const agentstate: Record<string, unknown> = { executedBy: 'client' };
-  if (options.commandId !== undefined) agentstate.commandId = options.commandId;
-  const meta = { agentstate };
+  const agentMachines: Record<string, unknown> = { executedBy: 'client' };
+  if (options.commandId !== undefined) agentMachines.commandId = options.commandId;
+  const meta = { agentMachines };
   return error !== undefined
     ? events.create('tool.failed', { toolCallId, error }, { meta })
     : events.create('tool.completed', result === undefined ? { toolCallId } : { toolCallId, result }, { meta });

@@ -439,7 +439,7 @@ describe('the agent loop', () => {
     expect(history?.toolCalls[getAgentEntityKey(run.runId, 'call-1')]).toMatchObject({
       status: 'completed',
       result: { celsius: 14 },
-      meta: { agentstate: { executedBy: 'client', commandId: submitted.commandId } },
+      meta: { agentMachines: { executedBy: 'client', commandId: submitted.commandId } },
     });
     continuation.push((events) => [
       events.emit('message.started', { messageId: 'answer', role: 'assistant' }),

@@ -119,7 +119,7 @@ export interface AgentActions {
   /**
    * The result of a tool the application executed. In a running run it goes to the
    * provider (`tool.submit_result`); for a tool call a run ended waiting on, the tool call is
-   * settled here (`completed` or `failed`, `meta.agentstate.executedBy: 'client'`), and when
+   * settled here (`completed` or `failed`, `meta.agentMachines.executedBy: 'client'`), and when
    * the run has all it waited for, the conversation continues (`autoContinue`).
    */
   submitToolResult(input: {

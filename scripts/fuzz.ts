@@ -15,10 +15,10 @@ const failed: number[] = [];
 for (let index = 0; index < seeds; index += 1) {
   // fast-check seeds are 32-bit integers.
   const seed = randomInt(1, 2 ** 31 - 1);
-  console.log(`fuzz ${index + 1}/${seeds}: AGENTSTATE_FUZZ_SEED=${seed} AGENTSTATE_FUZZ_SCALE=${scale}`);
+  console.log(`fuzz ${index + 1}/${seeds}: AGENT_MACHINES_FUZZ_SEED=${seed} AGENT_MACHINES_FUZZ_SCALE=${scale}`);
   const run = spawnSync('npx', ['vitest', 'run', 'tests/fuzz'], {
     stdio: 'inherit',
-    env: { ...process.env, AGENTSTATE_FUZZ_SEED: String(seed), AGENTSTATE_FUZZ_SCALE: String(scale) },
+    env: { ...process.env, AGENT_MACHINES_FUZZ_SEED: String(seed), AGENT_MACHINES_FUZZ_SCALE: String(scale) },
   });
   if (run.status !== 0) failed.push(seed);
 }

@@ -81,7 +81,7 @@ describe('the agent loop over OpenAI-compatible chat completions', async () => {
     const state = chat.getSnapshot().agentState;
     const continuation = Object.values(state.runs).find((run) => run.continuesRunId === first.runId);
     expect(continuation?.status).toBe('completed');
-    expect(Object.values(state.toolCalls).map((call) => [call.id, call.status, call.meta?.agentstate])).toEqual([
+    expect(Object.values(state.toolCalls).map((call) => [call.id, call.status, call.meta?.agentMachines])).toEqual([
       ['call_a', 'completed', expect.objectContaining({ executedBy: 'client' })],
       ['call_b', 'completed', expect.objectContaining({ executedBy: 'client' })],
     ]);

@@ -130,7 +130,7 @@ describe('the demo server forwards to the real services named by its environment
   beforeAll(async () => {
     openAIService = await startHttpServer((_request, response) => streamFrames(response, OPENAI_FRAMES));
     anthropicService = await startHttpServer((_request, response) => streamFrames(response, ANTHROPIC_FRAMES));
-    outDir = await mkdtemp(join(tmpdir(), 'agentstate-demo-forwarding-'));
+    outDir = await mkdtemp(join(tmpdir(), 'agent-machines-demo-forwarding-'));
     // startDemoServer always builds the page; the page's files are checked for the keys below.
     demo = await startDemoServer({
       port: 0,

@@ -65,7 +65,7 @@ describe('local provider: an approval the run ended waiting on, answered through
     expect([resolved?.status, resolved?.decision, resolved?.meta]).toEqual([
       'resolved',
       'approved',
-      { agentstate: { resolvedBy: 'continuation' } },
+      { agentMachines: { resolvedBy: 'continuation' } },
     ]);
     const continuing = otherRun(after, first.runId);
     expect([continuing?.status, continuing?.continuesRunId]).toEqual(['completed', first.runId]);
@@ -125,11 +125,11 @@ describe('local provider: an approval the run ended waiting on, answered through
     await request;
     const state = chat.getSnapshot().agentState;
     const early = state.approvals[getAgentEntityKey(runId, 'approval-0')];
-    expect([early?.status, early?.decision, (early?.meta?.agentstate as { resolvedBy?: string })?.resolvedBy]).toEqual([
-      'resolved',
-      'approved',
-      'command',
-    ]);
+    expect([
+      early?.status,
+      early?.decision,
+      (early?.meta?.agentMachines as { resolvedBy?: string })?.resolvedBy,
+    ]).toEqual(['resolved', 'approved', 'command']);
     expect(state.runs[runId]?.pendingApprovalIds).toEqual(['approval-1']);
     expect(state.issues).toEqual([]);
   });
@@ -158,7 +158,7 @@ describe('local provider: an approval the run ended waiting on, answered through
     expect([approval?.status, approval?.decision, approval?.meta]).toEqual([
       'resolved',
       'approved',
-      { agentstate: { resolvedBy: 'continuation' } },
+      { agentMachines: { resolvedBy: 'continuation' } },
     ]);
     expect(chat.getSnapshot().error).toBeUndefined();
   });

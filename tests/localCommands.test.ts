@@ -168,7 +168,7 @@ describe('local provider: approvals answered in the run', () => {
       status: 'resolved',
       decision: 'approved',
       data: { files: ['a.txt', 'b.txt'] },
-      meta: { agentstate: { resolvedBy: 'command', commandId: approve.commandId } },
+      meta: { agentMachines: { resolvedBy: 'command', commandId: approve.commandId } },
     });
     expect(run.events.filter((event) => event.type === 'approval.resolved')).toHaveLength(1);
     expect(assistantTexts(state, 'run-1')).toEqual(['I will delete two files.', 'Deleted.']);
@@ -426,7 +426,7 @@ describe('local provider: tool retries and tool results in the run', () => {
     expect(entity(state, 'toolCalls', 'run-1', 'tool-0')).toMatchObject({
       status: 'completed',
       result: { text: 'A' },
-      meta: { agentstate: { executedBy: 'client', commandId: first.commandId } },
+      meta: { agentMachines: { executedBy: 'client', commandId: first.commandId } },
     });
     expect(entity(state, 'toolCalls', 'run-1', 'tool-1')).toMatchObject({
       status: 'failed',
@@ -435,7 +435,7 @@ describe('local provider: tool retries and tool results in the run', () => {
     // AgentState keeps the meta of starting and completing events; the failure carries it on the event.
     expect(run.events.find((event) => event.type === 'tool.failed')).toMatchObject({
       payload: { toolCallId: 'tool-1' },
-      meta: { agentstate: { executedBy: 'client', commandId: second.commandId } },
+      meta: { agentMachines: { executedBy: 'client', commandId: second.commandId } },
     });
     expect(state.runs['run-1']).not.toHaveProperty('pendingToolCallIds');
     expect(assistantTexts(state, 'run-1')).toEqual(['Read both.']);
@@ -622,7 +622,7 @@ describe('local provider: continuing a run that waits for input', () => {
       settle.create(
         'tool.completed',
         { toolCallId: 'tool-1', result: { celsius: 14 } },
-        { meta: { agentstate: { executedBy: 'client' } } },
+        { meta: { agentMachines: { executedBy: 'client' } } },
       ),
     );
 
@@ -700,7 +700,7 @@ describe('local provider: continuing a run that waits for input', () => {
     ]);
     expect(turns[1]?.continuation).toBe(continuation);
     const state = first.store.getSnapshot();
-    const resolvedBy = { agentstate: { resolvedBy: 'continuation' } };
+    const resolvedBy = { agentMachines: { resolvedBy: 'continuation' } };
     expect(entity(state, 'approvals', 'run-1', 'approval-0')).toMatchObject({
       runId: 'run-1',
       status: 'resolved',

@@ -1,4 +1,4 @@
-// The package as a consumer installs it: built with tsup.config.ts into node_modules/agentstate
+// The package as a consumer installs it: built with tsup.config.ts into node_modules/agent-machines
 // of a scratch directory that has the runtime dependencies and nothing else (no vitest), and
 // loaded by plain Node processes through the exports map, as ES modules and as CommonJS.
 import { execFileSync } from 'node:child_process';
@@ -31,7 +31,7 @@ function runNode(fileName: string, source: string): unknown {
 }
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'agentstate-packaging-'));
+  root = mkdtempSync(join(tmpdir(), 'agent-machines-packaging-'));
   packageDir = join(root, 'node_modules', packageJson.name);
   await build({
     ...(tsupConfig as Options),
@@ -53,8 +53,8 @@ afterAll(() => {
 });
 
 // Shared by the scripts below: one run's events, valid, and the same without its terminal.
-const validatorCall = (agentstate: string, providers: string) => `
-  const events = ${agentstate}.createAgentEventFactory({ sessionId: 's', runId: 'r' });
+const validatorCall = (agentMachines: string, providers: string) => `
+  const events = ${agentMachines}.createAgentEventFactory({ sessionId: 's', runId: 'r' });
   const run = [
     events.create('run.started', {}),
     events.create('tool.requested', { toolCallId: 't', name: 'search' }),
@@ -63,7 +63,7 @@ const validatorCall = (agentstate: string, providers: string) => `
     events.create('tool.completed', { toolCallId: 't', result: 1 }),
     events.create('run.completed', {}),
   ];
-  const capabilities = { eventTypes: ${agentstate}.AGENT_EVENT_TYPES, transports: ['sse'] };
+  const capabilities = { eventTypes: ${agentMachines}.AGENT_EVENT_TYPES, transports: ['sse'] };
   const codes = (list) => ${providers}.validateAgentProviderEvents(capabilities, list).map((issue) => issue.code);
   const result = { valid: codes(run), unfinished: codes(run.slice(0, -1)) };
 `;
@@ -72,9 +72,9 @@ describe('packaging: agent-machines/providers has the validator, without vitest'
   it('validates a run from the CommonJS build, where agent-machines/testing needs vitest', () => {
     const output = runNode(
       'validator.cjs',
-      `const agentstate = require('agent-machines');
+      `const agentMachines = require('agent-machines');
       const providers = require('agent-machines/providers');
-      ${validatorCall('agentstate', 'providers')}
+      ${validatorCall('agentMachines', 'providers')}
       try { require('agent-machines/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.message.split('\\n')[0]; }
       console.log(JSON.stringify(result));`,
     );
@@ -88,9 +88,9 @@ describe('packaging: agent-machines/providers has the validator, without vitest'
   it('validates a run from the ES module build, where agent-machines/testing needs vitest', () => {
     const output = runNode(
       'validator.mjs',
-      `import * as agentstate from 'agent-machines';
+      `import * as agentMachines from 'agent-machines';
       import * as providers from 'agent-machines/providers';
-      ${validatorCall('agentstate', 'providers')}
+      ${validatorCall('agentMachines', 'providers')}
       try { await import('agent-machines/testing'); result.testing = 'loaded'; } catch (error) { result.testing = error.code; }
       console.log(JSON.stringify(result));`,
     );
@@ -98,7 +98,7 @@ describe('packaging: agent-machines/providers has the validator, without vitest'
   });
 });
 
-describe('packaging: agentstate/server', () => {
+describe('packaging: agent-machines/server', () => {
   const script = `
     const host = server.createAgentHost({
       providers: { local: providers.createLocalAgentProvider({ script: { steps: [{ type: 'text', deltas: ['Hi ', 'there'] }] } }) },
@@ -119,7 +119,7 @@ describe('packaging: agentstate/server', () => {
     try { redis = typeof (await loadRedis()).createRedisEventLog; } catch (error) { redis = error.code; }
     console.log(JSON.stringify({ ...result, redis }));`;
 
-  it('runs a host from the ES module build, and agentstate/server/redis needs the redis peer', () => {
+  it('runs a host from the ES module build, and agent-machines/server/redis needs the redis peer', () => {
     const output = runNode(
       'server.mjs',
       `import * as server from 'agent-machines/server';
@@ -152,7 +152,7 @@ describe('packaging: agentstate/server', () => {
   });
 });
 
-describe('packaging: agentstate/runtime works without React installed', () => {
+describe('packaging: agent-machines/runtime works without React installed', () => {
   const script = (load: string) => `
     ${load}
     const provider = providers.createLocalAgentProvider({
@@ -200,33 +200,34 @@ describe('packaging: agentstate/runtime works without React installed', () => {
   });
 });
 
-describe('packaging: agentstate/checkpoint and agentstate/checkpoint/node', () => {
+describe('packaging: agent-machines/checkpoint and agent-machines/checkpoint/node', () => {
   const script = (load: string) => `
     ${load}
     const { mkdtempSync, readdirSync } = require('node:fs');
     const { join } = require('node:path');
     const { tmpdir } = require('node:os');
-    const agentstate = require('agent-machines');
+    const agentMachines = require('agent-machines');
     (async () => {
-      const store = agentstate.createAgentStore();
-      const events = agentstate.createAgentEventFactory({ sessionId: 's1', runId: 'r1' });
+      const store = agentMachines.createAgentStore();
+      const events = agentMachines.createAgentEventFactory({ sessionId: 's1', runId: 'r1' });
       store.batch([events.create('run.started', {}), events.create('message.started', { messageId: 'm', role: 'user', content: 'Hi' })]);
       const saved = { schemaVersion: 1, eventProtocolVersion: '0.1', commandProtocolVersion: '0.1', sessionId: 's1',
         state: store.getSnapshot(), inputByRun: { r1: { prompt: 'Hi' } }, cursorByRun: { r1: '7' }, pendingCommands: [], savedAt: 1 };
-      const directory = mkdtempSync(join(tmpdir(), 'agentstate-checkpoint-'));
+      const directory = mkdtempSync(join(tmpdir(), 'agent-machines-checkpoint-'));
       const storage = node.createFileAgentCheckpointStorage(directory);
       await storage.save(saved);
       const loaded = await checkpoint.loadAgentCheckpoint(storage, 's1');
-      const restored = agentstate.createAgentStore();
+      const restored = agentMachines.createAgentStore();
       restored.reset(loaded.state);
       let invalid;
-      try { checkpoint.parseAgentCheckpoint({ ...saved, schemaVersion: 9 }); } catch (error) { invalid = [error.code, error instanceof agentstate.AgentError]; }
+      try { checkpoint.parseAgentCheckpoint({ ...saved, schemaVersion: 9 }); } catch (error) { invalid = [error.code, error instanceof agentMachines.AgentError]; }
       console.log(JSON.stringify({
         same: require('node:util').isDeepStrictEqual(restored.getSnapshot(), store.getSnapshot()),
         cursor: loaded.cursorByRun.r1,
         files: readdirSync(directory).length,
         invalid,
       }));
+      require('node:fs').rmSync(directory, { recursive: true, force: true });
     })();`;
   const expected = { same: true, cursor: '7', files: 1, invalid: ['unsupported_version', true] };
 

@@ -29,7 +29,7 @@ export function clientToolResults(history: AgentState | undefined, runId: string
     const result: AgentHostToolResult = { toolCallId, timestamp: call.updatedAt };
     if (call.status === 'failed' && call.error !== undefined) result.error = call.error;
     else if (call.result !== undefined) result.result = call.result;
-    const commandId = (call.meta?.agentstate as { commandId?: unknown } | undefined)?.commandId;
+    const commandId = (call.meta?.agentMachines as { commandId?: unknown } | undefined)?.commandId;
     if (typeof commandId === 'string') result.commandId = commandId;
     settled.push({ call, result });
   }

@@ -228,7 +228,7 @@ describe('toAnthropicMessages on the AgentState a store built from recorded stre
       runId: 'r1',
       initialSequence: store.getSnapshot().lastSequenceByRun.r1 ?? 0,
     });
-    const client = { meta: { agentstate: { executedBy: 'client' } } };
+    const client = { meta: { agentMachines: { executedBy: 'client' } } };
     store.dispatch(events.create('tool.completed', { toolCallId: 'toolu_01', result: { celsius: 14 } }, client));
     store.dispatch(events.create('tool.failed', { toolCallId: 'toolu_02', error: { message: 'No clock' } }, client));
     await run('r2', 'redacted-thinking.sse', { prompt: 'Thanks!' });

@@ -70,7 +70,7 @@ function resolveAnswer(events: AgentRunEmitter, answer: AgentApprovalAnswer): Ag
     answer.data === undefined
       ? { approvalId: answer.approvalId, decision }
       : { approvalId: answer.approvalId, decision, data: answer.data };
-  return events.emit('approval.resolved', payload, { meta: { agentstate: { resolvedBy: 'continuation' } } });
+  return events.emit('approval.resolved', payload, { meta: { agentMachines: { resolvedBy: 'continuation' } } });
 }
 
 /**

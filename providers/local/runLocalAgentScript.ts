@@ -253,7 +253,7 @@ class LocalScriptPlayer {
       const settlement = yield* this.idle({ kind: 'tool', id });
       if (settlement?.type !== 'tool') return;
       const { payload, commandId } = settlement.command;
-      const meta = { agentstate: { executedBy: 'client', commandId } };
+      const meta = { agentMachines: { executedBy: 'client', commandId } };
       yield* this.emit(
         payload.error !== undefined
           ? { type: 'tool.error', id, error: payload.error, meta }
@@ -330,7 +330,7 @@ class LocalScriptPlayer {
       type: 'approval.resolved',
       id,
       decision: payload.decision,
-      meta: { agentstate: { resolvedBy: 'command', commandId } },
+      meta: { agentMachines: { resolvedBy: 'command', commandId } },
     };
     if (payload.data !== undefined) resolved.data = payload.data;
     yield* this.emit(resolved);

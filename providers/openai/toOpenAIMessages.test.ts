@@ -198,7 +198,7 @@ describe('toOpenAIMessages on the AgentState a store built from recorded streams
       runId: 'r1',
       initialSequence: store.getSnapshot().lastSequenceByRun.r1 ?? 0,
     });
-    const client = { meta: { agentstate: { executedBy: 'client' } } };
+    const client = { meta: { agentMachines: { executedBy: 'client' } } };
     store.dispatch(events.create('tool.completed', { toolCallId: 'call_a', result: { celsius: 14 } }, client));
     store.dispatch(events.create('tool.failed', { toolCallId: 'call_b', error: { message: 'No station' } }, client));
     await run('r2', 'text.sse', { prompt: 'Thanks!' });

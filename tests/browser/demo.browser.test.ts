@@ -22,7 +22,7 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    demo = await openDemoPage('agentstate-demo-', pageErrors);
+    demo = await openDemoPage('agent-machines-demo-', pageErrors);
     ({ server, page } = demo);
   }, 120_000);
 

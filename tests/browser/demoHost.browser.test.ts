@@ -28,7 +28,7 @@ describe.runIf(browserTestsEnabled)('the demo page on the agent-machines host, i
   const eventRequests: Array<string | undefined> = [];
 
   beforeAll(async () => {
-    demo = await openDemoPage('agentstate-demo-host-', pageErrors, (opened) => {
+    demo = await openDemoPage('agent-machines-demo-host-', pageErrors, (opened) => {
       opened.on('request', (request) => {
         if (new URL(request.url()).pathname === `${SESSION_PATH}/events`) {
           eventRequests.push(request.headers()['last-event-id']);

@@ -11,13 +11,13 @@ import { buildDemoApp } from '../../examples/demo/buildDemoApp';
 import { type DemoServer, startDemoServer } from '../../examples/demo/server';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
+const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
 const available = existsSync(CHROMIUM);
 if (!available && !required) {
   console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
 }
 
-/** Whether the browser tests run: Chromium is there, or `AGENTSTATE_BROWSER_TESTS=required` (then its absence fails them). */
+/** Whether the browser tests run: Chromium is there, or `AGENT_MACHINES_BROWSER_TESTS=required` (then its absence fails them). */
 export const browserTestsEnabled = available || required;
 
 /** The git-ignored folder the browser tests save their screenshots in. */

@@ -15,7 +15,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const directory = join(tmpdir(), `agentstate-demo-page-${randomUUID()}`);
+  const directory = join(tmpdir(), `agent-machines-demo-page-${randomUUID()}`);
   project.provide('demoPageDirectory', directory);
   return () => rm(directory, { recursive: true, force: true });
 }

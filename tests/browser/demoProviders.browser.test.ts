@@ -229,7 +229,7 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    demo = await openDemoPage('agentstate-demo-providers-', pageErrors, (opened) => {
+    demo = await openDemoPage('agent-machines-demo-providers-', pageErrors, (opened) => {
       void opened.addInitScript(recordSeenTexts);
     });
     ({ server, page } = demo);

@@ -18,7 +18,7 @@ describe.runIf(browserTestsEnabled)('the demo page tells the truth', () => {
   const scripts: Response[] = [];
 
   beforeAll(async () => {
-    demo = await openDemoPage('agentstate-demo-truth-', pageErrors, (opened) =>
+    demo = await openDemoPage('agent-machines-demo-truth-', pageErrors, (opened) =>
       opened.on('response', (response) => {
         if (/\/assets\/index-[\w-]+\.js$/.test(response.url())) scripts.push(response);
       }),

@@ -16,7 +16,7 @@ import { type RecordedRequest, startHttpServer, type TestServer } from '../suppo
 import type { ResumeAppRequest } from './resumeApp';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
+const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
 const available = existsSync(CHROMIUM);
 if (!available && !required) {
   console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
@@ -30,7 +30,7 @@ const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const screenshotOf = (page: Page, name: string) =>
   page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
-const CHECKPOINT_KEY = 'agentstate:checkpoint:reload-test';
+const CHECKPOINT_KEY = 'agent-machines:checkpoint:reload-test';
 /** The slow answer: 60 distinct words, so a word shown twice or a restart cannot hide. */
 const SLOW_WORDS = Array.from({ length: 60 }, (_, index) => `word${index} `);
 const SLOW_ANSWER = SLOW_WORDS.join('');
@@ -288,7 +288,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
       window.addEventListener('visibilitychange', (event) => event.stopImmediatePropagation(), { capture: true });
       const setItem = Storage.prototype.setItem;
       Storage.prototype.setItem = function (key: string, value: string) {
-        if (key === 'agentstate:checkpoint:reload-test') saves.push(value);
+        if (key === 'agent-machines:checkpoint:reload-test') saves.push(value);
         setItem.call(this, key, value);
       };
     });

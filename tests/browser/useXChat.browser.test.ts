@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RecordedRequest, startHttpServer, type TestServer } from '../support/httpServer';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENTSTATE_BROWSER_TESTS === 'required';
+const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
 const available = existsSync(CHROMIUM);
 if (!available && !required) {
   console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);

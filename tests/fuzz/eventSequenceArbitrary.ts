@@ -539,10 +539,10 @@ export interface FuzzScenario {
 }
 
 /**
- * A debugging aid, never needed for `npm test`: `AGENTSTATE_FUZZ_WITHOUT=deep,date` leaves those
+ * A debugging aid, never needed for `npm test`: `AGENT_MACHINES_FUZZ_WITHOUT=deep,date` leaves those
  * value kinds out (`plain` takes their place), so a failure they cause does not hide others.
  */
-const WITHOUT = new Set((process.env.AGENTSTATE_FUZZ_WITHOUT ?? '').split(',').map((name) => name.trim()));
+const WITHOUT = new Set((process.env.AGENT_MACHINES_FUZZ_WITHOUT ?? '').split(',').map((name) => name.trim()));
 
 function weighted<T>(choices: Array<[T, number]>): fc.Arbitrary<T> {
   const kept = choices.filter(([value], index) => index === 0 || !WITHOUT.has(String(value)));

@@ -21,7 +21,7 @@ import {
 /**
  * A fuzz of the store's public API (issue 11): random, mostly plausible event sequences
  * (see eventSequenceArbitrary.ts) against the store's invariants, in record and strict mode.
- * Seeded: `AGENTSTATE_FUZZ_SEED` overrides the fixed default; a failure prints the seed, the
+ * Seeded: `AGENT_MACHINES_FUZZ_SEED` overrides the fixed default; a failure prints the seed, the
  * counterexample path and the command that reproduces it.
  */
 

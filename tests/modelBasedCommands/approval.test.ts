@@ -183,7 +183,7 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
         yield run.events.emit(
           'approval.resolved',
           data === undefined ? { approvalId, decision } : { approvalId, decision, data },
-          { meta: { agentstate: { resolvedBy: 'command', commandId: command.commandId } } },
+          { meta: { agentMachines: { resolvedBy: 'command', commandId: command.commandId } } },
         );
       },
     ),
@@ -267,7 +267,7 @@ const approvalModel: InteractionModel<{ editable: boolean }> = {
         expect(approval).toMatchObject({
           status: 'resolved',
           decision: state.value,
-          meta: { agentstate: { resolvedBy: 'command', commandId: harness.action?.commandId } },
+          meta: { agentMachines: { resolvedBy: 'command', commandId: harness.action?.commandId } },
         });
         if (state.value === 'modified') expect(approval?.resolvedData).toEqual(EDITED);
         else expect(approval?.resolvedData).toBeUndefined();

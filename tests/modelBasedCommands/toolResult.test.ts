@@ -83,7 +83,7 @@ const resultModel: InteractionModel<undefined> = {
         if (command.type !== 'tool.submit_result') return;
         await harness.decisions.next(signal);
         const { toolCallId, result, error } = command.payload;
-        const meta = { meta: { agentstate: { executedBy: 'client', commandId: command.commandId } } };
+        const meta = { meta: { agentMachines: { executedBy: 'client', commandId: command.commandId } } };
         yield error === undefined
           ? run.events.emit('tool.completed', { toolCallId, result }, meta)
           : run.events.emit('tool.failed', { toolCallId, error }, meta);
@@ -125,7 +125,7 @@ const resultModel: InteractionModel<undefined> = {
         expect(toolCall).toMatchObject({
           status: 'completed',
           result: READ_RESULT,
-          meta: { agentstate: { executedBy: 'client', commandId: harness.action?.commandId } },
+          meta: { agentMachines: { executedBy: 'client', commandId: harness.action?.commandId } },
         });
         break;
       case 'failed':

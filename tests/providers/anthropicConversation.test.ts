@@ -70,7 +70,7 @@ describe('Anthropic provider: a conversation over several requests', () => {
       runId: 'run-1',
       initialSequence: store.getSnapshot().lastSequenceByRun['run-1'] ?? 0,
     });
-    const client = { meta: { agentstate: { executedBy: 'client' } } };
+    const client = { meta: { agentMachines: { executedBy: 'client' } } };
     store.dispatch(events.create('tool.completed', { toolCallId: 'toolu_01', result: { celsius: 14 } }, client));
     store.dispatch(events.create('tool.failed', { toolCallId: 'toolu_02', error: { message: 'No clock' } }, client));
 

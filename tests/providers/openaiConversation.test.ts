@@ -67,7 +67,7 @@ describe('OpenAI-compatible provider: a conversation over several requests', () 
       runId: 'run-1',
       initialSequence: store.getSnapshot().lastSequenceByRun['run-1'] ?? 0,
     });
-    const client = { meta: { agentstate: { executedBy: 'client' } } };
+    const client = { meta: { agentMachines: { executedBy: 'client' } } };
     store.dispatch(events.create('tool.completed', { toolCallId: 'call_a', result: { celsius: 14 } }, client));
     store.dispatch(events.create('tool.completed', { toolCallId: 'call_b', result: 'Sunny, 21 °C' }, client));
 

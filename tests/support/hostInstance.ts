@@ -9,7 +9,7 @@ import { toNodeHandler } from '../../server/node';
 import { createRedisEventLog } from '../../server/redis/createRedisEventLog';
 
 const env = process.env;
-const log = createRedisEventLog({ url: env.REDIS_URL as string, keyPrefix: env.KEY_PREFIX ?? 'agentstate:' });
+const log = createRedisEventLog({ url: env.REDIS_URL as string, keyPrefix: env.KEY_PREFIX ?? 'agent-machines:' });
 const host = createAgentHost({
   eventLog: log,
   instanceId: env.INSTANCE_ID as string,

@@ -112,7 +112,7 @@ let skipNoticeShown = false;
 /**
  * `describe` for tests that need a real Redis: runs `body` when `redis-server` is on the
  * PATH. Without it the block is skipped with one notice, or, when
- * `AGENTSTATE_REDIS_TESTS=required` (CI), replaced by a failing test saying why.
+ * `AGENT_MACHINES_REDIS_TESTS=required` (CI), replaced by a failing test saying why.
  *
  * @example
  * describeWithRedis('createRedisEventLog', () => {
@@ -127,10 +127,10 @@ export function describeWithRedis(name: string, body: () => void): void {
     describe(name, body);
     return;
   }
-  if (process.env.AGENTSTATE_REDIS_TESTS === 'required') {
+  if (process.env.AGENT_MACHINES_REDIS_TESTS === 'required') {
     describe(name, () => {
       it('needs redis-server', () => {
-        throw new Error(`redis-server is not on the PATH and AGENTSTATE_REDIS_TESTS=required: ${INSTALL_HINT}`);
+        throw new Error(`redis-server is not on the PATH and AGENT_MACHINES_REDIS_TESTS=required: ${INSTALL_HINT}`);
       });
     });
     return;
@@ -138,7 +138,7 @@ export function describeWithRedis(name: string, body: () => void): void {
   if (!skipNoticeShown) {
     skipNoticeShown = true;
     console.warn(
-      `Redis tests skipped: redis-server is not on the PATH; ${INSTALL_HINT}, or set AGENTSTATE_REDIS_TESTS=required to fail instead.`,
+      `Redis tests skipped: redis-server is not on the PATH; ${INSTALL_HINT}, or set AGENT_MACHINES_REDIS_TESTS=required to fail instead.`,
     );
   }
   describe.skip(name, body);

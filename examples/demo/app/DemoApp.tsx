@@ -32,7 +32,7 @@ import { ToolCallsPanel } from './ToolCallsPanel';
 
 // Also the session of the server's agent-machines host: the host provider's runs are this conversation's.
 const CONVERSATION_KEY = DEMO_CONVERSATION_KEY;
-const PROVIDER_KEY = 'agentstate-demo:provider';
+const PROVIDER_KEY = 'agent-machines-demo:provider';
 const checkpointStorage = createWebStorageAgentCheckpointStorage(localStorage);
 const providers = createDemoProviders(window.location.origin, CONVERSATION_KEY);
 const providerIds = Object.keys(DEMO_PROVIDER_LABELS) as DemoProviderId[];

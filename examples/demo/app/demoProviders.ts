@@ -12,7 +12,7 @@ import { localAgentScript } from './localAgentScript';
 export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui' | 'host';
 
 /** The page's conversation key, which is also its session on the server's agent-machines host. */
-export const DEMO_CONVERSATION_KEY = 'agentstate-demo';
+export const DEMO_CONVERSATION_KEY = 'agent-machines-demo';
 /** The path the demo server mounts its agent-machines host at. */
 export const DEMO_HOST_PATH = '/api/agent';
 /** The name of the host's provider that plays `localAgentScript` on the server. */
