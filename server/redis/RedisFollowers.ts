@@ -5,8 +5,13 @@ import { compareCursors } from './redisCursors';
 export interface RedisFollowersOptions {
   /** Opens one blocking connection (connected) and gives its `CLIENT ID`. */
   open(): Promise<{ connection: RedisEventLogConnection; clientId: string }>;
-  /** The log's `read` (on the shared, non-blocking connection). */
-  read(sessionId: string, after: string | undefined, limit: number): Promise<readonly AgentEventLogEntry[]>;
+  /** The log's `read` (on the shared, non-blocking connection), `maxBytes` as `AgentEventLogReadOptions` has it. */
+  read(
+    sessionId: string,
+    after: string | undefined,
+    limit: number,
+    maxBytes: number | undefined,
+  ): Promise<readonly AgentEventLogEntry[]>;
   /** Ends a blocking command of another connection at once (`CLIENT UNBLOCK`); resolves its reply. */
   unblock(clientId: string): Promise<unknown>;
   /** The error a failed XREAD rejects its waiters with. */
@@ -23,6 +28,8 @@ interface Waiter {
   /** Canonical cursor, or undefined for "from the oldest retained entry". */
   after: string | undefined;
   limit: number;
+  /** At most about this many bytes of events in its page; undefined for no byte bound. */
+  maxBytes: number | undefined;
   settle(outcome: Outcome): void;
 }
 
@@ -64,7 +71,8 @@ const newer = (left: string, right: string) => (compareCursors(left, right) > 0 
  * `XREAD COUNT 1 BLOCK <blockMs> STREAMS k1 k2 … id1 id2 …`, each stream read after the lowest
  * cursor its followers wait after. The XREAD only says which sessions moved: each group of
  * followers waiting after the same cursor is then served by one `read`, with its gap and cursor
- * checks, and fanned out.
+ * checks, and fanned out. That read is bounded in bytes by the smallest `maxBytes` of the group,
+ * so a follower woken by a burst of large entries holds one page of them, not `limit`.
  *
  * A follower whose session the XREAD in flight does not watch (or watches after a later id)
  * interrupts it with `CLIENT UNBLOCK`, so it is watched at once rather than after the window.
@@ -82,11 +90,15 @@ export class RedisFollowers {
     this.#options = options;
   }
 
-  /** Resolves the entries after `after` once there are some, `[]` after `timeoutMs` or on abort. */
+  /**
+   * Resolves the entries after `after` once there are some (at most `limit`, and about
+   * `maxBytes` with one entry at least), `[]` after `timeoutMs` or on abort.
+   */
   wait(
     sessionId: string,
     after: string | undefined,
     limit: number,
+    maxBytes: number | undefined,
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<readonly AgentEventLogEntry[]> {
@@ -106,6 +118,7 @@ export class RedisFollowers {
       const waiter: Waiter = {
         after,
         limit,
+        maxBytes,
         settle: (outcome) => {
           if (settled) return;
           settled = true;
@@ -280,10 +293,16 @@ export class RedisFollowers {
         const waiters = [...group];
         const first = waiters[0];
         if (first === undefined) return;
-        const limit = Math.max(...waiters.map((waiter) => waiter.limit));
+        let limit = 0;
+        let maxBytes: number | undefined;
+        for (const waiter of waiters) {
+          limit = Math.max(limit, waiter.limit);
+          // The smallest byte bound serves them all: a page is "at most", so a shorter one is one.
+          if (waiter.maxBytes !== undefined) maxBytes = Math.min(maxBytes ?? waiter.maxBytes, waiter.maxBytes);
+        }
         let entries: readonly AgentEventLogEntry[];
         try {
-          entries = await this.#options.read(session.sessionId, first.after, limit);
+          entries = await this.#options.read(session.sessionId, first.after, limit, maxBytes);
         } catch (error) {
           for (const waiter of waiters) waiter.settle({ error });
           return;

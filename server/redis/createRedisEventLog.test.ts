@@ -282,6 +282,59 @@ describeWithRedis('createRedisEventLog', () => {
     expect((await fromStart).map((entry) => entry.cursor)).toEqual([s2[0]]);
   });
 
+  it('followers woken by appends of large entries get pages within maxBytes (one entry at least), and every entry once, in order', async () => {
+    const { log } = open();
+    const [first] = await log.append('s1', eventsOf('s1', 1));
+    const maxBytes = 64 * 1024;
+    // 16 KB events: a page of 1 000 would be 16 MB.
+    const events = runEvents('r1', 's1', 1);
+    const bigEvents = (count: number, bytes: number) =>
+      Array.from({ length: count }, () =>
+        events.create('message.delta', { messageId: 'answer', delta: 'x'.repeat(bytes) }),
+      );
+    const sizes = new Map<string, number>();
+    const appended: string[] = [];
+    const append = async (batch: AgentEvent[]) => {
+      const cursors = await log.append('s1', batch);
+      for (const [index, cursor] of cursors.entries()) sizes.set(cursor, JSON.stringify(batch[index]).length);
+      appended.push(...cursors);
+    };
+    const bytesOf = (entries: readonly { cursor: string }[]) =>
+      entries.reduce((sum, entry) => sum + (sizes.get(entry.cursor) ?? Number.NaN), 0);
+
+    const received: string[] = [];
+    let after = first;
+    for (let round = 0; round < 3; round += 1) {
+      // Two followers wait after the same cursor, one of them without a byte bound.
+      const bounded = log.follow('s1', { after, limit: 1_000, maxBytes, timeoutMs: 5_000 });
+      const unbounded = log.follow('s1', { after, limit: 1_000, timeoutMs: 5_000 });
+      while ((await connectionsNamed('agentstate-follow')) === 0) await sleep(5);
+      await append(bigEvents(20, 16_000));
+      const page = await bounded;
+      expect(page.length).toBeGreaterThan(1);
+      expect(bytesOf(page)).toBeLessThanOrEqual(maxBytes);
+      expect((await unbounded).map((entry) => entry.cursor).slice(0, page.length)).toEqual(
+        page.map((entry) => entry.cursor),
+      );
+      // The rest, read on by a follower page after page.
+      received.push(...page.map((entry) => entry.cursor));
+      after = page.at(-1)!.cursor;
+      while (after !== appended.at(-1)) {
+        const next = await log.follow('s1', { after, limit: 1_000, maxBytes, timeoutMs: 5_000 });
+        expect(bytesOf(next)).toBeLessThanOrEqual(maxBytes);
+        received.push(...next.map((entry) => entry.cursor));
+        after = next.at(-1)!.cursor;
+      }
+    }
+    expect(received).toEqual(appended);
+
+    // An entry larger than the bound comes alone, to a waiting follower too.
+    const waiting = log.follow('s1', { after, limit: 1_000, maxBytes, timeoutMs: 5_000 });
+    await sleep(20);
+    await append(bigEvents(3, 100_000));
+    expect((await waiting).map((entry) => entry.cursor)).toEqual(appended.slice(-3, -2));
+  });
+
   it('more sessions than maxBlockingConnections share the connections, and each is woken promptly', async () => {
     const { log } = open({ maxBlockingConnections: 2 });
     const sessions = ['a', 'b', 'c', 'd', 'e', 'f'];

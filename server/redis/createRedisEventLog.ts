@@ -219,7 +219,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       const entries = await read(sessionId, after, limit, maxBytes);
       if (entries.length > 0 || timeoutMs <= 0 || signal?.aborted || limit < 1) return entries;
       const canonical = after === undefined ? undefined : cursorOf(sessionId, after);
-      return followers.wait(sessionId, canonical, limit, timeoutMs, signal);
+      return followers.wait(sessionId, canonical, limit, maxBytes, timeoutMs, signal);
     },
 
     async lastCursor(sessionId) {
