@@ -1,12 +1,12 @@
 // The store fuzz with fresh seeds: `npm test` runs it with one fixed seed so that it is
 // reproducible; this draws new ones, so each run explores sequences nobody tried yet.
-// `npm run fuzz` (5 seeds at 3x the runs), or `npm run fuzz -- <seeds> <scale>`.
+// `npm run fuzz` (5 seeds at 9x the runs of `npm test`), or `npm run fuzz -- <seeds> <scale>`.
 // A failure prints its seed and the command that replays the shrunk case.
 import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 
 const seeds = Number(process.argv[2] ?? 5);
-const scale = Number(process.argv[3] ?? 3);
+const scale = Number(process.argv[3] ?? 9);
 if (!Number.isSafeInteger(seeds) || seeds < 1)
   throw new Error(`the number of seeds must be a positive integer, got ${process.argv[2]}`);
 if (!(scale > 0)) throw new Error(`the scale must be a positive number, got ${process.argv[3]}`);
