@@ -161,6 +161,31 @@ describe.each(storages)('%s checkpoint storage', (_, create) => {
     }
   });
 
+  it('refuses 147 KB of nesting (73,500 levels of arrays) with AgentCheckpointError, on load and on save', async () => {
+    const { storage, writeRaw } = create();
+    await storage.save(sampleCheckpoint());
+    let deep: unknown = [];
+    for (let level = 1; level < 73_500; level += 1) deep = [deep];
+    const saving = await rejection(storage.save({ ...sampleCheckpoint(), state: deep } as never));
+    expect(saving.code).toBe('unserializable_input');
+    expect(await loadAgentCheckpoint(storage, 's1')).toEqual(sampleCheckpoint());
+    if (writeRaw === undefined) return;
+    const nested = `${'['.repeat(73_500)}${']'.repeat(73_500)}`;
+    const text = JSON.stringify(sampleCheckpoint());
+    for (const [raw, path] of [
+      [nested, '0.0.0'],
+      [text.replace('"state":{', `"state":{"extra":${nested},`), 'state.extra.0.0'],
+      [text.replace(JSON.stringify(sampleCheckpoint().inputByRun), `{"r1":${nested}}`), 'inputByRun.r1.0.0'],
+    ] as const) {
+      expect(raw.length).toBeGreaterThanOrEqual(147_000);
+      await writeRaw('s1', raw);
+      const error = await rejection(loadAgentCheckpoint(storage, 's1'));
+      expect(error.code).toBe('invalid_checkpoint');
+      expect(error.path?.slice(0, path.length)).toBe(path);
+      expect(error.message.length).toBeLessThanOrEqual(2_000);
+    }
+  });
+
   it('hands a stored checkpoint of the wrong version to parse, which refuses it', async () => {
     const { storage, writeRaw } = create();
     if (writeRaw === undefined) return;

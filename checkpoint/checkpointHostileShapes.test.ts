@@ -1,16 +1,22 @@
 import { describe, expect, it, vi } from 'vitest';
 import { sampleCheckpoint } from '../tests/support/checkpoints';
-import type { AgentCheckpointStorage } from './AgentCheckpoint';
+import type { AgentCheckpoint, AgentCheckpointStorage } from './AgentCheckpoint';
 import { AgentCheckpointError } from './AgentCheckpointError';
 import { parseAgentCheckpointJson } from './checkpointJson';
+import { createAgentCheckpointCoordinator } from './createAgentCheckpointCoordinator';
+import { createMemoryAgentCheckpointStorage } from './createMemoryAgentCheckpointStorage';
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
+import type { ParseAgentCheckpointOptions } from './parseAgentCheckpoint';
 
 function storageOf(load: () => unknown): AgentCheckpointStorage {
   return { load: async () => load(), save: async () => undefined, remove: async () => undefined };
 }
 
-async function refusal(storage: AgentCheckpointStorage): Promise<AgentCheckpointError> {
-  const error = await loadAgentCheckpoint(storage, 's1').then(
+async function refusal(
+  storage: AgentCheckpointStorage,
+  options: ParseAgentCheckpointOptions = {},
+): Promise<AgentCheckpointError> {
+  const error = await loadAgentCheckpoint(storage, 's1', options).then(
     () => undefined,
     (failure: unknown) => failure,
   );
@@ -41,11 +47,72 @@ const shapes: Array<[string, string]> = [
   ['73,000 numbers as the order', base.replace(/"order":\[[^\]]*\]/, `"order":[${'0,'.repeat(73_000)}0]`)],
 ];
 
+/** A value nested `levels` arrays deep, built without JSON: what a storage handing back objects may return. */
+function nestedArrays(levels: number): unknown {
+  let value: unknown = [];
+  for (let level = 1; level < levels; level += 1) value = [value];
+  return value;
+}
+
 describe('loadAgentCheckpoint fails closed with AgentCheckpointError, whatever the stored value', () => {
   it.each(shapes)('%s', async (_, text) => {
     expect(text.length).toBeGreaterThan(100_000);
     const error = await refusal(storageOf(() => parseAgentCheckpointJson(text, 's1')));
     expect(error.code).toBe('invalid_checkpoint');
+  });
+
+  it('refuses values nested 73,000 levels that a storage hands back as objects, naming where', async () => {
+    const cases: Array<[unknown, string]> = [
+      [nestedArrays(73_000), '0.0.0'],
+      [{ ...sampleCheckpoint(), state: { ...sampleCheckpoint().state, extra: nestedArrays(73_000) } }, 'state.extra.0'],
+      [{ ...sampleCheckpoint(), inputByRun: { r1: nestedArrays(73_000) } }, 'inputByRun.r1.0'],
+    ];
+    for (const [stored, path] of cases) {
+      const error = await refusal(storageOf(() => stored));
+      expect([error.code, error.path?.slice(0, path.length)]).toEqual(['invalid_checkpoint', path]);
+    }
+  });
+
+  it('refuses what migrate returns nested 73,000 levels, as any checkpoint', async () => {
+    const stored = { ...sampleCheckpoint(), schemaVersion: 0 };
+    const migrations: Array<[(old: unknown) => unknown, string]> = [
+      [() => ({ ...sampleCheckpoint(), pendingCommands: [nestedArrays(73_000)] }), 'pendingCommands.0.0'],
+      [() => ({ ...sampleCheckpoint(), cursorByRun: { r1: nestedArrays(73_000) } }), 'cursorByRun.r1.0'],
+    ];
+    for (const [migrate, path] of migrations) {
+      const error = await refusal(
+        storageOf(() => stored),
+        { migrate },
+      );
+      expect([error.code, error.path?.slice(0, path.length)]).toEqual(['invalid_checkpoint', path]);
+    }
+  });
+
+  it('the coordinator reports a checkpoint nested 73,000 levels as AgentCheckpointError, keeping the last good one', async () => {
+    const storage = createMemoryAgentCheckpointStorage();
+    await storage.save(sampleCheckpoint());
+    const errors: unknown[] = [];
+    const builds = [
+      () => ({ ...sampleCheckpoint(), inputByRun: { r1: nestedArrays(73_000) } }),
+      () => ({ ...sampleCheckpoint(), state: { ...sampleCheckpoint().state, extra: nestedArrays(73_000) } }),
+    ];
+    for (const build of builds) {
+      const coordinator = createAgentCheckpointCoordinator({
+        storage,
+        sessionId: 's1',
+        build: build as () => AgentCheckpoint,
+        visibility: null,
+        onError: (error) => errors.push(error),
+      });
+      coordinator.schedule('terminal');
+      await coordinator.flush();
+      coordinator.stop();
+    }
+    expect(errors.map((error) => AgentCheckpointError.isInstance(error) && [error.code, error.runId])).toEqual([
+      ['unserializable_input', 'r1'],
+      ['unserializable_input', undefined],
+    ]);
+    expect(await loadAgentCheckpoint(storage, 's1')).toEqual(sampleCheckpoint());
   });
 
   it('turns what breaks past the shape check (the state validator out of stack) into invalid_checkpoint, keeping the cause', async () => {
