@@ -77,6 +77,13 @@ export interface AgentEventLog {
   follow(sessionId: string, options: AgentEventLogFollowOptions): Promise<readonly AgentEventLogEntry[]>;
   /** The newest cursor of the session, or `undefined` when it has no entries. */
   lastCursor(sessionId: string): Promise<string | undefined>;
+  /**
+   * Says whose a session is (the user or tenant `authorize` allowed to write to it), so that a
+   * log with bounds per client drops a client's own sessions first, never another client's.
+   * The first client a session is given stays its client while the log holds it. Optional: a
+   * log without such bounds leaves it out. The host calls it before a client's run is written.
+   */
+  assignClient?(sessionId: string, clientId: string): Promise<void>;
 
   /**
    * Keeps the newest snapshot of a session (a later `cursor` replaces an earlier one; an older

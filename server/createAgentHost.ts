@@ -53,11 +53,17 @@ export interface AgentHostOptions {
   /** Default: `createMemoryEventLog()`, one process only. Share a Redis log between instances. */
   eventLog?: AgentEventLog;
   /**
-   * Called before every request is handled: `false` refuses it (`403 forbidden`); throw an
-   * `AgentHostError` to answer with another code (`forbidden` with your message, say).
-   * Default: everything is allowed, so give one in production.
+   * Called before every request is handled: `true` allows it, and so does `{ clientId }`, which
+   * also says whom it is allowed for (the user or tenant, a non-empty string): a run it starts
+   * makes its session that client's in the event log (`assignClient`), so one client with many
+   * sessions loses its own to the log's bounds, never another's. Anything else refuses it
+   * (`403 forbidden`); throw an `AgentHostError` to answer with another code (`forbidden` with
+   * your message, say). Default: everything is allowed, so give one in production.
    */
-  authorize?: (request: Request, access: AgentHostAccess) => boolean | Promise<boolean>;
+  authorize?: (
+    request: Request,
+    access: AgentHostAccess,
+  ) => boolean | { clientId: string } | Promise<boolean | { clientId: string }>;
   now?: () => number;
   /** This instance's name in run leases and signals. Default: a random id. */
   instanceId?: string;
@@ -297,7 +303,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     return isAgentProvider(entry) ? { provider: entry } : entry;
   }
 
-  async function startRun(sessionId: string, request: AgentHostRunRequest) {
+  /** `clientId`: whom `authorize` allowed the request for, when it said. */
+  async function startRun(sessionId: string, request: AgentHostRunRequest, clientId?: string) {
     if (closed) throw new AgentHostError('unavailable', 'The host is closing');
     const { provider, parseInput } = resolveProvider(request.provider);
     let input = request.input;
@@ -317,6 +324,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       throw new AgentHostError('invalid_request', `The continued run "${continued}" is not a run of this session`);
     }
     const settled = checkedForLog(settleClientTools(state, sessionId, request, now), 'continuation.toolResults');
+    if (clientId !== undefined) await log.assignClient?.(sessionId, clientId);
     // One continuation of a waiting run at a time, across instances (a double click, two
     // tabs): the lease lapses by itself, so a continuation that failed can be tried again.
     if (continued !== undefined && !(await log.claimRun(sessionId, continuationKey(continued), instanceId, leaseMs))) {
@@ -343,11 +351,15 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     return { state, cursor: cursor ?? null };
   }
 
-  async function authorize(request: Request, access: AgentHostAccess): Promise<void> {
-    if (options.authorize === undefined) return;
-    if ((await options.authorize(request, access)) !== true) {
-      throw new AgentHostError('forbidden', `Not allowed to ${access.action} in this session`);
-    }
+  /** Resolves whom `authorize` allowed the request for (`undefined` when it said `true`), or throws `forbidden`. */
+  async function authorize(request: Request, access: AgentHostAccess): Promise<string | undefined> {
+    if (options.authorize === undefined) return undefined;
+    const allowed: unknown = await options.authorize(request, access);
+    if (allowed === true) return undefined;
+    const clientId =
+      typeof allowed === 'object' && allowed !== null ? (allowed as { clientId?: unknown }).clientId : undefined;
+    if (typeof clientId === 'string' && clientId !== '') return clientId;
+    throw new AgentHostError('forbidden', `Not allowed to ${access.action} in this session`);
   }
 
   async function streamEvents(request: Request, sessionId: string): Promise<Response> {
@@ -405,8 +417,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (closed) throw new AgentHostError('unavailable', 'The host is closing');
     const { sessionId, endpoint } = routeOf(request, basePath);
     if (endpoint === 'runs') {
-      await authorize(request, { sessionId, action: 'run' });
-      const started = await startRun(sessionId, parseRunRequest(await readJsonBody(request, maxBodyBytes)));
+      const clientId = await authorize(request, { sessionId, action: 'run' });
+      const started = await startRun(sessionId, parseRunRequest(await readJsonBody(request, maxBodyBytes)), clientId);
       return jsonResponse(started, 202);
     }
     if (endpoint === 'events') {

@@ -417,6 +417,28 @@ describe('createMemoryEventLog', () => {
       expect(await log.lastCursor('mallory:16')).toBeUndefined();
     });
 
+    it('assignClient gives a session its client once: a session made before it moves to it, a second client changes nothing', async () => {
+      // Sessions no one was named for (started by the server, say) share one client here.
+      const log = open({ maxSessions: 5, clientOf: () => 'anonymous' });
+      // Made before its client is known (a lease first), then given to bob.
+      await log.claimRun('bob-chat', 'r1', 'host-a', 60_000);
+      await log.assignClient?.('bob-chat', 'bob');
+      await log.append('bob-chat', deltas('bob-chat', 1));
+      for (const sessionId of ['x-1', 'x-2', 'x-3']) await log.append(sessionId, deltas(sessionId, 1));
+      for (let index = 0; index < 20; index += 1) {
+        await log.assignClient?.(`m-${index}`, 'mallory');
+        // Mallory cannot take bob's session over by naming herself its client.
+        await log.assignClient?.('bob-chat', 'mallory');
+        await log.append(`m-${index}`, deltas(`m-${index}`, 1));
+      }
+      // Still counted as anonymous's, bob's session would have gone first (the oldest of the
+      // client holding the most); as mallory's, with hers.
+      expect(await log.read('bob-chat', { limit: 10 })).toHaveLength(1);
+      expect(await log.lastCursor('x-1')).toBeUndefined();
+      expect(await log.lastCursor('x-3')).toBeDefined();
+      expect(await log.lastCursor('m-19')).toBeDefined();
+    });
+
     it("a client with large sessions drops its own under maxBytes, not another client's", async () => {
       const log = open({ maxBytes: 200_000, clientOf });
       await log.append('bob:chat', deltas('bob:chat', 10));

@@ -34,7 +34,8 @@ export interface MemoryEventLogOptions {
    * Whose a session is (the user or tenant `authorize` checks it for), so that one client
    * with many or large sessions loses its own to the bounds, not another client's. Default:
    * each session is its own client (the count bound drops the least recently active session,
-   * the byte bound the largest).
+   * the byte bound the largest). A client given by `assignClient` (the host passes the
+   * `clientId` its `authorize` returned) comes first.
    */
   clientOf?: (sessionId: string) => string;
   /** The clock of session, lease and command-record expiry. Default `Date.now`. */
@@ -54,6 +55,8 @@ type RunLease = { state: 'owned'; owner: string; expiresAt: number } | { state: 
 
 interface MemorySession {
   client: string;
+  /** `client` came from `assignClient`, and stays. */
+  assigned: boolean;
   /** Events from `head` on are retained (trimmed slots hold `undefined`); `events[head]` has cursor `firstCursor`. */
   events: Array<AgentEvent | undefined>;
   /** The size of each event's JSON, at the same index as in `events`. */
@@ -205,11 +208,29 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
     return sessions.get(sessionId);
   }
 
-  function sessionFor(sessionId: string): MemorySession {
+  /** Moves the session's count and bytes to `client`. */
+  function moveToClient(session: MemorySession, client: string): void {
+    const bytes = sessionBytes(session);
+    const from = clients.get(session.client);
+    if (from) {
+      from.sessions -= 1;
+      from.bytes -= bytes;
+      if (from.sessions === 0) clients.delete(session.client);
+    }
+    session.client = client;
+    const to = clients.get(client) ?? { sessions: 0, bytes: 0 };
+    to.sessions += 1;
+    to.bytes += bytes;
+    clients.set(client, to);
+  }
+
+  /** The session, created (for `assigned`, the client `assignClient` gave) when the log holds none. */
+  function sessionFor(sessionId: string, assigned?: string): MemorySession {
     const existing = findSession(sessionId);
     if (existing) return existing;
     const session: MemorySession = {
-      client: clientOf(sessionId),
+      client: assigned ?? clientOf(sessionId),
+      assigned: assigned !== undefined,
       events: [],
       sizes: [],
       head: 0,
@@ -436,6 +457,16 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Memor
       return park(followers, sessionId, followOptions, [] as AgentEventLogEntry[], () =>
         readNow(sessionId, followOptions),
       );
+    },
+
+    async assignClient(sessionId, clientId) {
+      ensureOpen();
+      const session = sessionFor(sessionId, clientId);
+      if (session.assigned) return;
+      session.assigned = true;
+      if (session.client === clientId) return;
+      moveToClient(session, clientId);
+      enforceBounds(session);
     },
 
     async lastCursor(sessionId) {

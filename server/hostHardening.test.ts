@@ -521,6 +521,49 @@ describe('what a run request may hold, checked before the schema walks it', () =
   });
 });
 
+describe('sessions of one identity against another in the memory log', () => {
+  it("authorize's clientId tells the log whose a session is: one user's many sessions never evict another's", async () => {
+    const log = createMemoryEventLog({ maxSessions: 4 });
+    const host = createAgentHost({
+      providers: { answer: createLocalAgentProvider({ script: answer }) },
+      eventLog: log,
+      // The bearer token names the user; sessions are open to any user in this test.
+      authorize: (request) => ({ clientId: request.headers.get('authorization')?.slice('Bearer '.length) ?? '' }),
+      onError: () => {},
+    });
+    const served = await serveHost(host.fetch);
+    const run = async (user: string, sessionId: string) => {
+      const url = `${served.url}/sessions/${sessionId}`;
+      const headers = { authorization: `Bearer ${user}` };
+      expect((await postJson(`${url}/runs`, { provider: 'answer', input: {}, runId: 'r1' }, headers)).status).toBe(202);
+      await readEvents(`${url}/events?runId=r1`, { headers, stop: isTerminal });
+    };
+    try {
+      await run('bob', 'bob-chat');
+      for (let index = 0; index < 8; index += 1) await run('mallory', `mallory-${index}`);
+      expect(await log.lastCursor('bob-chat')).toBeDefined();
+      expect(await log.lastCursor('mallory-0')).toBeUndefined();
+      expect(await log.lastCursor('mallory-7')).toBeDefined();
+      // Mallory's sessions, however many, are accounted as hers: the count bound dropped her oldest.
+      expect(await log.runOwner('bob-chat', 'r1')).toEqual({ state: 'ended' });
+
+      // A refusal is anything but true or a clientId: a non-string or empty one refuses.
+      const refusing = createAgentHost({
+        providers: { answer: createLocalAgentProvider({ script: answer }) },
+        authorize: () => ({ clientId: 7 }) as unknown as { clientId: string },
+        onError: () => {},
+      });
+      const refused = await refusing.fetch(new Request('http://host/sessions/s1/state'));
+      expect(refused.status).toBe(403);
+      await refusing.close();
+    } finally {
+      await served.close();
+      await host.close();
+      await log.close();
+    }
+  });
+});
+
 describe('options', () => {
   it('refuses cache bounds that are not positive integers', () => {
     const providers = { answer: createLocalAgentProvider({ script: answer }) };
