@@ -215,6 +215,8 @@ export function createAgentCheckpointCoordinator(
       abandonInFlight = resolve;
       const timer = setTimeout(() => {
         timedOut = true;
+        // The timer of the save in flight, the only one: `stop` clears it rather than letting it fire.
+        /* v8 ignore else */
         if (timeoutTimer === timer) timeoutTimer = undefined;
         report(
           new AgentCheckpointError(
@@ -294,6 +296,8 @@ export function createAgentCheckpointCoordinator(
     status = 'throttled';
     throttleTimer = setTimeout(() => {
       throttleTimer = undefined;
+      // Whatever leaves `throttled` (a save starting, stop) clears this timer first.
+      /* v8 ignore else */
       if (status === 'throttled') status = 'idle';
       advance();
     }, wait);
@@ -305,7 +309,8 @@ export function createAgentCheckpointCoordinator(
     // Already waiting (for its window, or for the save in flight) with this urgency or more:
     // the common case, once per event, costs one comparison.
     if ((status === 'throttled' || status === 'saving') && (pending === 'immediate' || pending === urgency)) return;
-    pending = pending === 'immediate' ? pending : urgency;
+    // An immediate save does not wait while idle (advance starts it at once); a waiting one returned above.
+    pending = pending === 'immediate' ? /* v8 ignore next */ pending : urgency;
     advance();
   }
 

@@ -74,7 +74,11 @@ function checkShape(value: unknown, maxSize: number): void {
   // Read from stored text within the limit: its JSON size is within it too.
   if (maxSize >= DEFAULT_MAX_CHECKPOINT_SIZE && isSizeCheckedCheckpointValue(value)) return;
   if (measureJsonSize(value, maxSize) > maxSize) {
-    throw invalid(findJsonSizeOverflow(value, maxSize) ?? '', `makes the checkpoint larger than ${maxSize} characters`);
+    // findJsonSizeOverflow counts as measureJsonSize does: it finds the overflow just measured.
+    throw invalid(
+      /* v8 ignore next */ findJsonSizeOverflow(value, maxSize) ?? '',
+      `makes the checkpoint larger than ${maxSize} characters`,
+    );
   }
 }
 
@@ -103,7 +107,8 @@ function parseState(value: unknown): AgentState {
     return parseAgentState(value, { plainJsonChecked: true });
   } catch (error) {
     if (!AgentValidationError.isInstance(error)) throw error;
-    const path = error.failure.path === '(root)' ? '' : error.failure.path;
+    // `(root)` comes from parseAgentState's own plain-JSON check, which plainJsonChecked skips.
+    const path = error.failure.path === '(root)' ? /* v8 ignore next */ '' : error.failure.path;
     throw invalid(join('state', path), error.failure.reason, error);
   }
 }
@@ -131,6 +136,8 @@ function checkRunRecords(envelope: Envelope, state: AgentState): void {
   }
   for (const [runId, cursor] of Object.entries(envelope.cursorByRun)) {
     if (!isRun(runId)) throw invalid(`cursorByRun.${runId}`, 'names a run that is not in state.runs');
+    // The envelope schema has checked every cursor to be a string.
+    /* v8 ignore if */
     if (typeof cursor !== 'string') throw invalid(`cursorByRun.${runId}`, `expected string, got ${typeof cursor}`);
   }
   envelope.pendingCommands.forEach((command, index) => {
