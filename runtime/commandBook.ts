@@ -56,6 +56,8 @@ export class CommandBook {
 
   settle(command: AgentCommand, error: AgentCommandError | undefined): void {
     const current = this.states[command.commandId];
+    // Only a submitting command is settled, and a run with one submitting is never forgotten.
+    /* v8 ignore if */
     if (current === undefined) return;
     const next: AgentCommandState = { ...current, status: error === undefined ? 'succeeded' : 'failed' };
     next.updatedAt = this.now();

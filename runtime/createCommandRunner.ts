@@ -171,6 +171,8 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         waiters.delete(wake);
+        // One cancel of a run at a time (its lane and `isCancelling` refuse a second): a run has one waiter.
+        /* v8 ignore else */
         if (waiters.size === 0) terminalWaiters.delete(runId);
       };
       const wake = () => {
@@ -237,6 +239,8 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
   /** Carries out one command, in its run's lane. Never rejects: the outcome is the command's state. */
   const execute = async (commandId: string) => {
     const live = commands.get(commandId);
+    // A lane is given only commands `act` has recorded, and only `execute` settles a queued one.
+    /* v8 ignore if */
     if (live === undefined) return;
     const { command } = live;
     try {
@@ -342,6 +346,8 @@ export function createCommandRunner(core: RuntimeCore, options: CommandRunnerOpt
     for (const [approvalId, { commandId }] of [...recorded]) {
       recorded.delete(approvalId);
       const live = commands.get(commandId);
+      // A kept answer's command is settled here only: it is still live.
+      /* v8 ignore if */
       if (live === undefined) continue;
       if (getOwn(state.approvals, getAgentEntityKey(runId, approvalId))?.status === 'resolved') {
         succeed(live);
