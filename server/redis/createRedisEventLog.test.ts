@@ -202,17 +202,17 @@ describeWithRedis('createRedisEventLog', () => {
       log.follow('s1', { after: newest, limit: 10, timeoutMs: 5_000 }),
     );
     // Every follower has read and waits once the blocking connection is open.
-    for (let waited = 0; waited < 2_000 && (await connectionsNamed('agentstate-follow')) === 0; waited += 20) {
+    for (let waited = 0; waited < 2_000 && (await connectionsNamed('agent-machines-follow')) === 0; waited += 20) {
       await sleep(20);
     }
     await sleep(50);
-    expect(await connectionsNamed('agentstate-follow')).toBe(1);
+    expect(await connectionsNamed('agent-machines-follow')).toBe(1);
     expect((await connectionCount()) - connectionsBefore).toBe(1);
     const events = eventsOf('s1', 3).slice(1);
     const cursors = await log.append('s1', events);
     const results = await Promise.all(following);
     for (const entries of results) expect(entries.map((entry) => entry.cursor)).toEqual(cursors);
-    expect(await connectionsNamed('agentstate-follow')).toBe(1);
+    expect(await connectionsNamed('agent-machines-follow')).toBe(1);
   });
 
   it('followers reading in loops while appends land on many sessions see every entry once, in order', async () => {
@@ -247,7 +247,7 @@ describeWithRedis('createRedisEventLog', () => {
     for (const sessionId of sessions) {
       for (const cursors of seen.get(sessionId)!) expect(cursors).toEqual(appended.get(sessionId));
     }
-    expect(await connectionsNamed('agentstate-follow')).toBeLessThanOrEqual(3);
+    expect(await connectionsNamed('agent-machines-follow')).toBeLessThanOrEqual(3);
   });
 
   it('close drops its blocking and pub/sub connections', async () => {
@@ -256,13 +256,16 @@ describeWithRedis('createRedisEventLog', () => {
     const following = log.follow('s1', { after: cursor, limit: 10, timeoutMs: 2_000 });
     const stopListening = await log.listen('host-a', () => {});
     await sleep(50);
-    expect(await connectionsNamed('agentstate-follow')).toBe(1);
-    expect(await connectionsNamed('agentstate-subscriber')).toBe(1);
+    expect(await connectionsNamed('agent-machines-follow')).toBe(1);
+    expect(await connectionsNamed('agent-machines-subscriber')).toBe(1);
     await log.close();
     expect(await following).toEqual([]);
     await stopListening();
     const deadline = Date.now() + 1_000;
-    while ((await connectionsNamed('agentstate-follow')) + (await connectionsNamed('agentstate-subscriber')) > 0) {
+    while (
+      (await connectionsNamed('agent-machines-follow')) + (await connectionsNamed('agent-machines-subscriber')) >
+      0
+    ) {
       expect(Date.now()).toBeLessThan(deadline);
       await sleep(10);
     }
@@ -308,7 +311,7 @@ describeWithRedis('createRedisEventLog', () => {
       // Two followers wait after the same cursor, one of them without a byte bound.
       const bounded = log.follow('s1', { after, limit: 1_000, maxBytes, timeoutMs: 5_000 });
       const unbounded = log.follow('s1', { after, limit: 1_000, timeoutMs: 5_000 });
-      while ((await connectionsNamed('agentstate-follow')) === 0) await sleep(5);
+      while ((await connectionsNamed('agent-machines-follow')) === 0) await sleep(5);
       await append(bigEvents(20, 16_000));
       const page = await bounded;
       expect(page.length).toBeGreaterThan(1);
@@ -344,7 +347,7 @@ describeWithRedis('createRedisEventLog', () => {
       log.follow(sessionId, { after: newest.get(sessionId), limit: 10, timeoutMs: 5_000 }),
     );
     await sleep(50);
-    expect(await connectionsNamed('agentstate-follow')).toBe(2);
+    expect(await connectionsNamed('agent-machines-follow')).toBe(2);
     for (const [index, sessionId] of sessions.entries()) {
       const started = Date.now();
       const cursors = await log.append(sessionId, eventsOf(sessionId, 2).slice(1));
@@ -467,7 +470,7 @@ describeWithRedis('createRedisEventLog', () => {
         const list = await adminClient.sendCommand<string>(['CLIENT', 'LIST', 'TYPE', 'normal']);
         const ids = list
           .split('\n')
-          .filter((line) => line.startsWith('id=') && !line.includes(' name=agentstate-'))
+          .filter((line) => line.startsWith('id=') && !line.includes(' name=agent-machines-'))
           .map((line) => /^id=(\d+)/.exec(line)![1]!);
         const own = String(await adminClient.sendCommand(['CLIENT', 'ID']));
         kill.push(...ids.filter((id) => id !== own).slice(0, 1));

@@ -40,7 +40,7 @@ export interface RedisEventLogOptions {
    * blocking reads and pub/sub, and `close()` leaves it open.
    */
   client?: RedisEventLogClient | undefined;
-  /** Prefix of every key and channel, without braces (they are the hash tag's). Default `'agentstate:'`. */
+  /** Prefix of every key and channel, without braces (they are the hash tag's). Default `'agent-machines:'`. */
   keyPrefix?: string | undefined;
   /**
    * Entries kept per session (`XADD … MAXLEN ~`): approximate trimming keeps at least this
@@ -106,7 +106,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
   if (options.url !== undefined && options.client !== undefined) {
     throw new TypeError('createRedisEventLog: give either url or client, not both');
   }
-  const keyPrefix = options.keyPrefix ?? 'agentstate:';
+  const keyPrefix = options.keyPrefix ?? 'agent-machines:';
   if (/[{}]/.test(keyPrefix)) {
     // A brace would make the prefix the hash tag: every session on one cluster slot.
     throw new TypeError(`createRedisEventLog: keyPrefix must not contain { or }, got ${JSON.stringify(keyPrefix)}`);
@@ -175,7 +175,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
 
   const followers = new RedisFollowers({
     open: async () => {
-      const connection = await openConnection(client, 'agentstate-follow', CONNECT_TIMEOUT_MS);
+      const connection = await openConnection(client, 'agent-machines-follow', CONNECT_TIMEOUT_MS);
       try {
         return { connection, clientId: String(await connection.sendCommand(['CLIENT', 'ID'])) };
       } catch (error) {

@@ -16,7 +16,7 @@ export interface RedisKeys {
  * URI-encoded: a `}` or `:` in an id can neither cut the tag short nor reach another key.
  *
  * @example
- * createRedisKeys('agentstate:').events('s1'); // 'agentstate:{s1}:events'
+ * createRedisKeys('agent-machines:').events('s1'); // 'agent-machines:{s1}:events'
  */
 export function createRedisKeys(prefix: string): RedisKeys {
   const session = (sessionId: string) => `${prefix}{${encodeURIComponent(sessionId)}}`;

@@ -24,7 +24,7 @@ export function createRedisSubscriber(caller: RedisCaller): RedisSubscriber {
 
   function connectionOf(): Promise<RedisEventLogConnection> {
     if (connection !== undefined) return connection;
-    const opening = openConnection(caller.client, 'agentstate-subscriber', CONNECT_TIMEOUT_MS);
+    const opening = openConnection(caller.client, 'agent-machines-subscriber', CONNECT_TIMEOUT_MS);
     connection = opening;
     opening.catch(() => {
       if (connection === opening) connection = undefined;
