@@ -473,13 +473,16 @@ export function describeAgentEventLogContract(
       it('renewRun is true for the holder only, and a renewed lease outlives its first TTL', async () => {
         const other = await peer();
         const sessionId = uniqueId('s');
-        expect(await log.claimRun(sessionId, 'r1', 'host-a', 300)).toBe(true);
-        expect(await other.renewRun(sessionId, 'r1', 'host-b', 300)).toBe(false);
-        await sleep(200);
-        expect(await other.renewRun(sessionId, 'r1', 'host-a', 300)).toBe(true);
-        await sleep(200);
+        // The first lease is short, the renewed one long: once the first TTL has surely passed
+        // (waited for by the clock, whatever the machine's load), only the renewal holds it.
+        const firstTtlMs = 1_500;
+        const claimedBy = Date.now() + firstTtlMs;
+        expect(await log.claimRun(sessionId, 'r1', 'host-a', firstTtlMs)).toBe(true);
+        expect(await other.renewRun(sessionId, 'r1', 'host-b', 60_000)).toBe(false);
+        expect(await other.renewRun(sessionId, 'r1', 'host-a', 60_000)).toBe(true);
+        await sleep(Math.max(0, claimedBy - Date.now()) + 100);
         expect(await other.runOwner(sessionId, 'r1')).toEqual({ state: 'owned', owner: 'host-a' });
-        expect(await other.claimRun(sessionId, 'r1', 'host-b', 300)).toBe(false);
+        expect(await other.claimRun(sessionId, 'r1', 'host-b', 60_000)).toBe(false);
       });
 
       it('releaseRun by another owner does nothing; by the holder it ends the run for good', async () => {

@@ -9,13 +9,16 @@ import { toNodeHandler } from '../../server/node';
 import { createRedisEventLog } from '../../server/redis/createRedisEventLog';
 
 const env = process.env;
+const leaseMs = Number(env.LEASE_MS ?? 1_000);
 const log = createRedisEventLog({ url: env.REDIS_URL as string, keyPrefix: env.KEY_PREFIX ?? 'agent-machines:' });
 const host = createAgentHost({
   eventLog: log,
   instanceId: env.INSTANCE_ID as string,
-  runLeaseMs: Number(env.LEASE_MS ?? 1_000),
+  runLeaseMs: leaseMs,
   heartbeatMs: 200,
-  commandTimeoutMs: 3_000,
+  // Longer than a lease: a command for the run of an instance that died waits until its lease
+  // is gone, then answers run_unavailable, not a timeout.
+  commandTimeoutMs: 3 * leaseMs,
   onError: () => {},
   providers: {
     // Forty words, 25 ms apart: long enough to follow it from another instance mid-run.
