@@ -5,9 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore, set } from 'idb-keyval';
 import { describe, expect, it } from 'vitest';
-import { FakeWebStorage, sampleCheckpoint } from '../tests/support/checkpoints';
+import { FakeWebStorage, checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
 import type { AgentCheckpointStorage } from './AgentCheckpoint';
-import { AgentCheckpointError } from './AgentCheckpointError';
 import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './createFileAgentCheckpointStorage';
 import { createIndexedDbAgentCheckpointStorage } from './createIndexedDbAgentCheckpointStorage';
 import { createMemoryAgentCheckpointStorage } from './createMemoryAgentCheckpointStorage';
@@ -57,16 +56,6 @@ const storages: Array<[string, () => StorageUnderTest]> = [
     },
   ],
 ];
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AgentCheckpointError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('it resolved');
-}
 
 describe.each(storages)('%s checkpoint storage', (_, create) => {
   it('loads nothing for a session never saved', async () => {

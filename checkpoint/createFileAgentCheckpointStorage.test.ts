@@ -4,22 +4,12 @@ import { mkdir, readdir, readFile, stat, truncate, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sampleCheckpoint } from '../tests/support/checkpoints';
-import { AgentCheckpointError } from './AgentCheckpointError';
+import { checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
 import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './createFileAgentCheckpointStorage';
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
 
 function temporaryDirectory(): string {
   return mkdtempSync(join(tmpdir(), 'agent-machines-file-storage-'));
-}
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
-  return error;
 }
 
 /** A valid checkpoint of `sessionId` whose JSON is about `size` characters. */

@@ -1,19 +1,9 @@
 import 'fake-indexeddb/auto';
 import { createStore, get, set } from 'idb-keyval';
 import { describe, expect, it } from 'vitest';
-import { sampleCheckpoint } from '../tests/support/checkpoints';
-import { AgentCheckpointError } from './AgentCheckpointError';
+import { checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
 import { createIndexedDbAgentCheckpointStorage } from './createIndexedDbAgentCheckpointStorage';
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
-  return error;
-}
 
 describe('createIndexedDbAgentCheckpointStorage', () => {
   it('keeps JSON text under the session id, in agent-machines/checkpoints by default', async () => {

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FakeWebStorage, sampleCheckpoint } from '../tests/support/checkpoints';
-import { AgentCheckpointError } from './AgentCheckpointError';
+import { FakeWebStorage, checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
 import { createWebStorageAgentCheckpointStorage } from './createWebStorageAgentCheckpointStorage';
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
-  return error;
-}
 
 describe('createWebStorageAgentCheckpointStorage', () => {
   it('keeps one JSON item per session under keyPrefix + sessionId', async () => {

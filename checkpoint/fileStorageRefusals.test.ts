@@ -3,21 +3,11 @@ import { symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sampleCheckpoint } from '../tests/support/checkpoints';
-import { AgentCheckpointError } from './AgentCheckpointError';
+import { checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
 import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './createFileAgentCheckpointStorage';
 
 function temporaryDirectory(): string {
   return mkdtempSync(join(tmpdir(), 'agent-machines-file-refusals-'));
-}
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
-  return error;
 }
 
 describe.skipIf(process.platform === 'win32')('createFileAgentCheckpointStorage: what is not a checkpoint file', () => {

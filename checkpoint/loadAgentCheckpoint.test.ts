@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { sampleCheckpoint, sampleStored } from '../tests/support/checkpoints';
+import { checkpointRejection as rejection, sampleCheckpoint, sampleStored } from '../tests/support/checkpoints';
 import type { AgentCheckpointStorage } from './AgentCheckpoint';
-import { AgentCheckpointError } from './AgentCheckpointError';
 import { createMemoryAgentCheckpointStorage } from './createMemoryAgentCheckpointStorage';
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
 
 function storageLoading(load: () => Promise<unknown>): AgentCheckpointStorage {
   return { load, save: async () => undefined, remove: async () => undefined };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
-  return error;
 }
 
 describe('loadAgentCheckpoint', () => {

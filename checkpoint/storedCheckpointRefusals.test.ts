@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { createStore, set } from 'idb-keyval';
 import { describe, expect, it } from 'vitest';
-import { FakeWebStorage, sampleCheckpoint } from '../tests/support/checkpoints';
+import { FakeWebStorage, checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
 import type { AgentCheckpointStorage } from './AgentCheckpoint';
 import { AgentCheckpointError, describeCheckpointReason } from './AgentCheckpointError';
 import { DEFAULT_MAX_CHECKPOINT_SIZE } from './checkpointLimits';
@@ -9,15 +9,6 @@ import { createIndexedDbAgentCheckpointStorage } from './createIndexedDbAgentChe
 import { createMemoryAgentCheckpointStorage } from './createMemoryAgentCheckpointStorage';
 import { createWebStorageAgentCheckpointStorage } from './createWebStorageAgentCheckpointStorage';
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
-  return error;
-}
 
 describe('what a save refuses before anything is written', () => {
   it('names null as what was given to save, instead of a checkpoint', async () => {

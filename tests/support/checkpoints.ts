@@ -1,4 +1,5 @@
 import { AGENT_CHECKPOINT_SCHEMA_VERSION, type AgentCheckpoint } from '../../checkpoint/AgentCheckpoint';
+import { AgentCheckpointError } from '../../checkpoint/AgentCheckpointError';
 import { createAgentStore } from '../../machines/createAgentStore';
 import type { AgentCommand } from '../../protocol/commandSchemas';
 import { AGENT_COMMAND_PROTOCOL_VERSION, AGENT_EVENT_PROTOCOL_VERSION } from '../../protocol/constants';
@@ -80,4 +81,14 @@ export class FakeWebStorage {
     if (this.failWith !== undefined) throw this.failWith;
     this.items.delete(key);
   }
+}
+
+/** The `AgentCheckpointError` a promise rejects with; anything else (or resolving) fails the test. */
+export async function checkpointRejection(promise: Promise<unknown>): Promise<AgentCheckpointError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  if (!AgentCheckpointError.isInstance(error)) throw new Error(`expected an AgentCheckpointError, got ${error}`);
+  return error;
 }
