@@ -1,3 +1,5 @@
+/** The runner's token that an event was already checked, in `store.dispatch(event, admission)`. */
+export type { AgentEventAdmission } from './admittedEvents';
 export type {
   AgentEntityEventRole,
   AgentEntityEventRoute,
