@@ -1,11 +1,10 @@
 import 'fake-indexeddb/auto';
-import { mkdtempSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore, set } from 'idb-keyval';
 import { describe, expect, it } from 'vitest';
 import { FakeWebStorage, checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
+import { temporaryDirectory } from '../tests/support/temporaryDirectory';
 import type { AgentCheckpointStorage } from './AgentCheckpoint';
 import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './createFileAgentCheckpointStorage';
 import { createIndexedDbAgentCheckpointStorage } from './createIndexedDbAgentCheckpointStorage';
@@ -48,7 +47,7 @@ const storages: Array<[string, () => StorageUnderTest]> = [
   [
     'file',
     () => {
-      const directory = mkdtempSync(join(tmpdir(), 'agent-machines-checkpoints-'));
+      const directory = temporaryDirectory('agent-machines-checkpoints-');
       return {
         storage: createFileAgentCheckpointStorage(directory),
         writeRaw: (sessionId, text) => writeFile(join(directory, getAgentCheckpointFileName(sessionId)), text),

@@ -1,16 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
+import { temporaryDirectory } from '../tests/support/temporaryDirectory';
 import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './createFileAgentCheckpointStorage';
 import { loadAgentCheckpoint } from './loadAgentCheckpoint';
-
-function temporaryDirectory(): string {
-  return mkdtempSync(join(tmpdir(), 'agent-machines-file-storage-'));
-}
 
 /** A valid checkpoint of `sessionId` whose JSON is about `size` characters. */
 function checkpointOf(sessionId: string, size = 0) {

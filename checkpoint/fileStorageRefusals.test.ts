@@ -1,14 +1,9 @@
-import { mkdtempSync } from 'node:fs';
 import { symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkpointRejection as rejection, sampleCheckpoint } from '../tests/support/checkpoints';
+import { temporaryDirectory } from '../tests/support/temporaryDirectory';
 import { createFileAgentCheckpointStorage, getAgentCheckpointFileName } from './createFileAgentCheckpointStorage';
-
-function temporaryDirectory(): string {
-  return mkdtempSync(join(tmpdir(), 'agent-machines-file-refusals-'));
-}
 
 describe.skipIf(process.platform === 'win32')('createFileAgentCheckpointStorage: what is not a checkpoint file', () => {
   it('refuses a device in place of the checkpoint file without reading it (a link to /dev/zero never ends)', async () => {

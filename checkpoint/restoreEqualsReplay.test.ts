@@ -1,7 +1,4 @@
 import 'fake-indexeddb/auto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAgentStore } from '../machines/createAgentStore';
@@ -11,6 +8,7 @@ import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory
 import { isAgentEvent } from '../protocol/parseAgentEvent';
 import { FakeWebStorage } from '../tests/support/checkpoints';
 import { buildScenario, corrupt, corruptionArbitrary } from '../tests/support/scenarios';
+import { temporaryDirectory } from '../tests/support/temporaryDirectory';
 import { AGENT_CHECKPOINT_SCHEMA_VERSION, type AgentCheckpoint, type AgentCheckpointStorage } from './AgentCheckpoint';
 import { createFileAgentCheckpointStorage } from './createFileAgentCheckpointStorage';
 import { createIndexedDbAgentCheckpointStorage } from './createIndexedDbAgentCheckpointStorage';
@@ -22,7 +20,7 @@ const storages: Array<[string, AgentCheckpointStorage]> = [
   ['memory', createMemoryAgentCheckpointStorage()],
   ['Web Storage', createWebStorageAgentCheckpointStorage(new FakeWebStorage())],
   ['IndexedDB', createIndexedDbAgentCheckpointStorage({ databaseName: 'restore-equals-replay' })],
-  ['file', createFileAgentCheckpointStorage(mkdtempSync(join(tmpdir(), 'agent-machines-restore-')))],
+  ['file', createFileAgentCheckpointStorage(temporaryDirectory('agent-machines-restore-'))],
 ];
 
 /**
