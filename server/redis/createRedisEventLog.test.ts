@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { AgentEvent } from '../../protocol/eventSchemas';
@@ -219,6 +220,8 @@ describeWithRedis('createRedisEventLog', () => {
     const { log } = open({ maxBlockingConnections: 3 });
     const sessions = Array.from({ length: 8 }, (_, index) => `s${index}`);
     const stop = new AbortController();
+    // Every loop waits on this one signal: 24 listeners at once, each removed as its wait ends.
+    setMaxListeners(sessions.length * 3, stop.signal);
     const seen = new Map<string, string[][]>(sessions.map((sessionId) => [sessionId, [[], [], []]]));
     const followLoop = async (sessionId: string, into: string[]) => {
       let after: string | undefined;
