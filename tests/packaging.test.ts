@@ -1,14 +1,23 @@
-// The package as a consumer installs it: built with tsup.config.ts into node_modules/agent-machines
-// of a scratch directory that has the runtime dependencies and nothing else (no vitest), and
-// loaded by plain Node processes through the exports map, as ES modules and as CommonJS.
+// The package as a consumer installs it: the built dist/ (`npm run build`, which `npm test` runs
+// first) copied into node_modules/agent-machines of a scratch directory that has the runtime
+// dependencies and nothing else (no vitest), and loaded by plain Node processes through the
+// exports map, as ES modules and as CommonJS.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { build, type Options } from 'tsup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleSize } from '../scripts/bundleSize';
-import tsupConfig from '../tsup.config';
 
 const repository = resolve(import.meta.dirname, '..');
 const packageJson = JSON.parse(readFileSync(join(repository, 'package.json'), 'utf8')) as {
@@ -30,23 +39,20 @@ function runNode(fileName: string, source: string): unknown {
   return JSON.parse(execFileSync(process.execPath, [file], { cwd: root, env, encoding: 'utf8' }));
 }
 
-beforeAll(async () => {
+beforeAll(() => {
+  const dist = join(repository, 'dist');
+  if (!existsSync(join(dist, 'index.js'))) throw new Error('No dist/index.js: run `npm run build` first');
   root = mkdtempSync(join(tmpdir(), 'agent-machines-packaging-'));
   packageDir = join(root, 'node_modules', packageJson.name);
-  await build({
-    ...(tsupConfig as Options),
-    outDir: join(packageDir, 'dist'),
-    dts: false,
-    sourcemap: false,
-    silent: true,
-    config: false,
-  });
+  mkdirSync(join(packageDir, 'dist'), { recursive: true });
+  for (const file of readdirSync(dist).filter((file) => /\.c?js$/.test(file)))
+    cpSync(join(dist, file), join(packageDir, 'dist', file));
   for (const file of ['package.json', 'LICENSE', 'README.md']) cpSync(join(repository, file), join(packageDir, file));
   for (const dependency of Object.keys(packageJson.dependencies)) {
     mkdirSync(dirname(join(root, 'node_modules', dependency)), { recursive: true });
     symlinkSync(join(repository, 'node_modules', dependency), join(root, 'node_modules', dependency), 'dir');
   }
-}, 120_000);
+});
 
 afterAll(() => {
   if (root !== '') rmSync(root, { recursive: true, force: true });
