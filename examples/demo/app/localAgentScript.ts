@@ -7,7 +7,8 @@ import type { LocalAgentScript, LocalAgentTurn } from '../../../providers/index'
  * approval's data as the user approved it (edited or not).
  */
 const firstTurn: LocalAgentScript = {
-  delayMs: 60,
+  // 120 ms a step: each delta is seen on screen, even by a busy page that draws a frame late.
+  delayMs: 120,
   usage: { inputTokens: 42, outputTokens: 31 },
   steps: [
     { type: 'text', deltas: ['Let me check ', 'the weather ', 'in both cities.'] },
