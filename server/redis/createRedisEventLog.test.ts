@@ -103,6 +103,12 @@ describeWithRedis('createRedisEventLog', () => {
     return list.split('\n').filter((line) => line.includes(` name=${name} `)).length;
   }
 
+  /** Waits until a follow connection is blocked in its XREAD (flag b): a follower is waiting. */
+  async function untilFollowerBlocks(): Promise<void> {
+    const blocked = (line: string) => line.includes(' name=agent-machines-follow ') && / flags=\w*b/.test(line);
+    while (!(await adminClient.sendCommand<string>(['CLIENT', 'LIST'])).split('\n').some(blocked)) await sleep(2);
+  }
+
   it('approximate trimming (the default) keeps at least maxEntriesPerSession; a reader behind the trim gets cursor_expired', async () => {
     const { log, keyPrefix } = open({ maxEntriesPerSession: 10 });
     const events = eventsOf('s1', 400);
@@ -337,8 +343,8 @@ describeWithRedis('createRedisEventLog', () => {
     expect(received).toEqual(appended);
 
     // An entry larger than the bound comes alone, to a waiting follower too.
-    const waiting = log.follow('s1', { after, limit: 1_000, maxBytes, timeoutMs: 5_000 });
-    await sleep(20);
+    const waiting = log.follow('s1', { after, limit: 1_000, maxBytes, timeoutMs: 30_000 });
+    await untilFollowerBlocks();
     await append(bigEvents(3, 100_000));
     expect((await waiting).map((entry) => entry.cursor)).toEqual(appended.slice(-3, -2));
   });
