@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { selectPendingInput, selectToolCall, selectToolCallAttempts } from '../machines/selectors';
 import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
-import { AgentCommandError } from '../providers/AgentCommandError';
+import { commandRejection as rejection } from '../tests/support/commandRejection';
 import { createRemoteRuntime, type RemoteRun, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
 import { getAgentActionKey } from './agentCommandKeys';
 import { createXChatRuntime } from './createXChatRuntime';
@@ -55,16 +55,6 @@ function answering(remote: ReturnType<typeof createRemoteRuntime>) {
     if (command.type === 'run.cancel')
       yield* run.events.close({ type: 'cancelled', reason: command.payload.reason ?? 'user' });
   });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCommandError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AgentCommandError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('agentActions.resolveApproval on a running run', () => {

@@ -3,21 +3,11 @@ import type { AgentCheckpoint } from '../checkpoint/AgentCheckpoint';
 import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
 import { AgentProtocolError } from '../protocol/errors';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
-import { AgentCommandError } from '../providers/AgentCommandError';
 import type { AnyAgentProvider } from '../providers/AgentProvider';
+import { commandRejection as rejection } from '../tests/support/commandRejection';
 import { createRemoteRuntime, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
 import { until } from '../tests/support/until';
 import { createXChatRuntime } from './createXChatRuntime';
-
-async function rejection(promise: Promise<unknown>): Promise<AgentCommandError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (AgentCommandError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
-}
 
 type Remote = ReturnType<typeof createRemoteRuntime>;
 type Chat = ReturnType<typeof createXChatRuntime<{ prompt: string }, unknown, unknown, unknown>>;
