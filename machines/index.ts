@@ -23,10 +23,10 @@ export type {
   AgentToolCallState,
   AgentToolCallStatus,
 } from './agentState';
-export { AGENT_ENTITY_CONTAINERS, AGENT_ENTITY_KINDS, createEmptyAgentState } from './agentState';
+export { createEmptyAgentState } from './agentState';
 export { agentStateSchema, parseAgentState } from './agentStateSchema';
-export type { StatePatchLimits, StatePatchResult } from './applyStatePatch';
-export { applyStatePatch, DEFAULT_STATE_PATCH_LIMITS } from './applyStatePatch';
+export type { StatePatchLimits } from './applyStatePatch';
+export { DEFAULT_STATE_PATCH_LIMITS } from './applyStatePatch';
 export { approvalMachine } from './approvalMachine';
 export { artifactMachine } from './artifactMachine';
 export type { AgentProtocolMode, AgentStore, AgentStoreOptions } from './createAgentStore';

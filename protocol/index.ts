@@ -1,12 +1,6 @@
 /** The runner's token that an event was already checked, in `store.dispatch(event, admission)`. */
 export type { AgentEventAdmission } from './admittedEvents';
 export type {
-  AgentEntityEventRole,
-  AgentEntityEventRoute,
-  AgentEntityKindInfo,
-} from './agentEntityKinds';
-export { AGENT_ENTITY_EVENT_ROUTES, AGENT_ENTITY_KIND_TABLE, agentEntityEventTypes } from './agentEntityKinds';
-export type {
   AgentCommand,
   AgentCommandEnvelope,
   AgentCommandOf,
@@ -14,12 +8,7 @@ export type {
   AgentCommandType,
   UnknownAgentCommandEnvelope,
 } from './commandSchemas';
-export {
-  AGENT_COMMAND_TYPES,
-  agentCommandEnvelopeSchema,
-  agentCommandPayloadSchemas,
-  agentCommandSchema,
-} from './commandSchemas';
+export { AGENT_COMMAND_TYPES, agentCommandEnvelopeSchema, agentCommandSchema } from './commandSchemas';
 export type { AgentCommandProtocolVersion, AgentEventProtocolVersion } from './constants';
 export {
   AGENT_COMMAND_PROTOCOL,
@@ -35,13 +24,11 @@ export type {
   AgentMessageContent,
   AgentTextPart,
 } from './contentSchemas';
-export { agentContentPartSchema, agentMessageContentSchema, namespacedNameSchema } from './contentSchemas';
+export { agentContentPartSchema, agentMessageContentSchema } from './contentSchemas';
 export type { AgentCommandFactory, AgentCommandFactoryOptions } from './createAgentCommandFactory';
 export { createAgentCommandFactory } from './createAgentCommandFactory';
 export type { AgentEventExtra, AgentEventFactory, AgentEventFactoryOptions } from './createAgentEventFactory';
 export { createAgentEventFactory } from './createAgentEventFactory';
-export type { PartialJsonParser } from './createPartialJsonParser';
-export { createPartialJsonParser } from './createPartialJsonParser';
 export type { AgentValidationFailure } from './errors';
 export { AgentError, AgentProtocolError, AgentValidationError } from './errors';
 export type {
@@ -59,16 +46,13 @@ export type {
 export {
   AGENT_EVENT_TYPES,
   agentErrorInfoSchema,
-  agentEventPayloadSchemas,
   agentEventSchema,
-  agentEventSchemas,
   agentUsageSchema,
   jsonPatchOperationSchema,
 } from './eventSchemas';
 export { getAgentEntityKey } from './getAgentEntityKey';
 export type { AgentParseResult } from './parseAgentEvent';
 export {
-  checkAgentEvent,
   isAgentCommand,
   isAgentCommandEnvelope,
   isAgentEvent,
@@ -78,4 +62,3 @@ export {
 export type { PlainJsonFailure, PlainJsonOptions } from './plainJson';
 export { checkPlainJson, DEFAULT_MAX_JSON_DEPTH } from './plainJson';
 export type { AgentProtocolIssue, AgentProtocolIssueCode } from './protocolIssue';
-export { AGENT_PROTOCOL_ISSUE_CODES } from './protocolIssue';

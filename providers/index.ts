@@ -14,10 +14,9 @@ export type {
 export { isAgentProvider } from './AgentProvider';
 export type { AgentProviderErrorCode } from './AgentProviderError';
 export { AgentProviderError } from './AgentProviderError';
+/** What `defineAgentProvider` hands each run's context (`events`), and how `events.close` ends a run. */
 export type { AgentRunClosing } from './AgentRunTracker';
-export { AgentRunTracker } from './AgentRunTracker';
 export type { AgentRunEmitter } from './createAgentRunEmitter';
-export { createAgentRunEmitter } from './createAgentRunEmitter';
 export type { AgentProviderDefinition, AgentProviderRunContext } from './defineAgentProvider';
 export { defineAgentProvider } from './defineAgentProvider';
 export type { AgentEventTypeGroup } from './eventTypeGroups';
@@ -31,13 +30,12 @@ export type {
   LocalAgentRuntime,
 } from './local/createLocalAgentProvider';
 export { createLocalAgentProvider } from './local/createLocalAgentProvider';
-export type { LocalAgentCommandDelivery } from './local/LocalAgentCommandInbox';
-export { LocalAgentCommandInbox } from './local/LocalAgentCommandInbox';
+/** The commands a local run is sent (`run.commands`), as a runtime of your own takes them; the provider makes the inbox. */
+export type { LocalAgentCommandDelivery, LocalAgentCommandInbox } from './local/LocalAgentCommandInbox';
 export type { LocalAgentChunk, LocalAgentScript, LocalAgentStep, LocalAgentWaitFor } from './local/localAgentChunks';
 export type { LocalAgentToolResult, LocalAgentTurn } from './local/localAgentTurn';
 export { readLocalAgentTurn } from './local/localAgentTurn';
-export type { LocalAgentScriptOptions } from './local/runLocalAgentScript';
-export { LocalAgentRuntimeError, runLocalAgentScript } from './local/runLocalAgentScript';
+export { LocalAgentRuntimeError } from './local/runLocalAgentScript';
 export type { AgentConnectionChange, AgentReconnectOptions } from './reconnect';
 export type { RunAgentCommandOptions } from './runAgentCommand';
 export { runAgentCommand } from './runAgentCommand';

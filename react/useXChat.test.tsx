@@ -251,12 +251,12 @@ describe('useXChat switches conversations', () => {
   });
 });
 
-describe('useXChat starts, reloads and stops runs', () => {
-  it('onReload starts a new run with the input, leaving the earlier run as it ended', async () => {
+describe('useXChat starts and stops runs', () => {
+  it('asks again with a new request, leaving the earlier run as it ended', async () => {
     const provider = scripted((input) => ({ steps: [{ type: 'text', deltas: [`Answer to ${input.prompt}`] }] }));
     const chat = renderChat(provider);
     await act(() => chat.chat.onRequest({ prompt: 'one' }));
-    await act(() => chat.chat.onReload({ prompt: 'one again' }));
+    await act(() => chat.chat.onRequest({ prompt: 'one again' }));
     await waitFor(() => expect(chat.chat.messages).toHaveLength(4));
     expect(textOf(chat.chat)).toEqual(['one', 'Answer to one', 'one again', 'Answer to one again']);
     expect(Object.values(chat.chat.agentState.runs).map(({ status }) => status)).toEqual(['completed', 'completed']);

@@ -91,10 +91,12 @@ export interface UseXChatResult<Input, Parsed> {
   agentState: AgentState;
   /** A request is in flight, or a run of the conversation is running. */
   isRequesting: boolean;
-  /** Starts a run; resolves with how it ended (see `XChatRuntime.request`). */
+  /**
+   * Starts a run with `input`; resolves with how it ended (see `XChatRuntime.request`). Earlier
+   * runs stay as they ended: asking again, editing and resending, and starting again after a
+   * stranded run are each a new request.
+   */
   onRequest: (input: Input) => Promise<AgentRunResult>;
-  /** Starts a new run with `input` (regenerate, edit and resend): earlier runs stay as they ended. */
-  onReload: (input: Input) => Promise<AgentRunResult>;
   /** Drops the local streams: the running runs end `cancelled` here. `agentActions.cancelRun` asks the runtime instead. */
   abort: () => void;
   /** Approve, retry, cancel, submit a tool result, continue: checked by the machines, sent as commands. */
@@ -138,8 +140,8 @@ type ViewField = keyof XChatView;
 
 /**
  * The React hook for an AgentProvider: subscribes to one chat runtime through
- * `@xstate/react`'s `useSelector` and returns plain state plus `onRequest`, `onReload`,
- * `abort`, the user's commands (`agentActions`) with their states, and the message layer's
+ * `@xstate/react`'s `useSelector` and returns plain state plus `onRequest`, `abort`, the
+ * user's commands (`agentActions`) with their states, and the message layer's
  * setters. A component re-renders only when a field it read changed, at most once per
  * animation frame while streaming. Unmounting cancels the runs it started.
  *
@@ -252,7 +254,6 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
       return field('connectionState');
     },
     onRequest: request,
-    onReload: request,
     abort,
     agentActions: runtime.agentActions,
     setMessages: layer.setMessages,

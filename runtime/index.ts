@@ -14,5 +14,4 @@ export type {
   XChatSnapshot,
 } from './createXChatRuntime';
 export { createXChatRuntime } from './createXChatRuntime';
-export type { CommandLaneRef, XChatRuntimeContext, XChatRuntimeEvent, XChatRuntimeInput } from './xChatRuntimeMachine';
-export { commandLaneId, xChatRuntimeMachine } from './xChatRuntimeMachine';
+export { xChatRuntimeMachine } from './xChatRuntimeMachine';

@@ -29,7 +29,7 @@ export interface XChatSnapshot {
    * Runs AgentState shows `running` that this runtime cannot follow (`connectionState` was
    * `unrecoverable`): restored from a checkpoint with no cursor or no resumable provider, or
    * whose stream dropped mid-answer and could not be resumed. They stay as their last event
-   * left them; nothing here will end them. A new request (`onReload`) starts again.
+   * left them; nothing here will end them. A new request with the run's input starts again.
    */
   strandedRunIds: readonly string[];
 }

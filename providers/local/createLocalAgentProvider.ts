@@ -39,8 +39,7 @@ export interface LocalAgentRequest {
 
 /**
  * Your own local runtime: yields chunks for the input. `run` gives the turn, and the
- * commands sent to the run; `runLocalAgentScript(script, signal, run.commands)` plays a script
- * that carries them out.
+ * commands sent to the run, which it takes from `run.commands` and accepts or refuses.
  */
 export type LocalAgentRuntime = (
   request: LocalAgentInput,

@@ -20,7 +20,7 @@ export interface ConversationPanelProps {
   /** The prompts the provider answers; `recorded`: it replays a recording whatever is asked. */
   scenario: { recorded: boolean; prompts: string[] };
   onSend: (prompt: string) => void;
-  /** Starts again what a stranded run was asked (`onReload` with its input). */
+  /** Starts again what a stranded run was asked: a new request with its input. */
   onStartAgain: (runId: string) => void;
   onStop: () => void;
   onCancelRun: (runId: string) => void;

@@ -148,9 +148,9 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
     await checkpointStorage.remove(CONVERSATION_KEY);
     window.location.reload();
   };
-  const request = (input: DemoInput, start: typeof chat.onRequest) => {
+  const request = (input: DemoInput) => {
     setActionError(undefined);
-    void start(input).catch(onError);
+    void chat.onRequest(input).catch(onError);
   };
   const startAgain = (runId: string) => {
     const input = agentState.runs[runId]?.input;
@@ -158,7 +158,7 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
       typeof input === 'object' && input !== null && 'prompt' in input
         ? String(input.prompt)
         : DEMO_SCENARIOS.local.prompts[0];
-    request(inputFor(providerId, prompt ?? ''), chat.onReload);
+    request(inputFor(providerId, prompt ?? ''));
   };
 
   return (
@@ -209,7 +209,7 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
             error={shownError === undefined ? undefined : errorText(shownError)}
             onDismissError={dismissError}
             scenario={{ recorded: isRecorded(providerId, config), prompts: DEMO_SCENARIOS[providerId].prompts }}
-            onSend={(prompt) => request(inputFor(providerId, prompt), chat.onRequest)}
+            onSend={(prompt) => request(inputFor(providerId, prompt))}
             onStartAgain={startAgain}
             onStop={chat.abort}
             onCancelRun={(runId) =>
