@@ -89,11 +89,14 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   /** The issue of the event `applyOne` refused last, for `dispatch` to return. */
   let refusal: AgentProtocolIssue | undefined;
   let destroyed = false;
+  const strict = options.protocolMode === 'strict';
+  const raised: AgentProtocolIssue[] = [];
   const core: StoreCore = {
-    strict: options.protocolMode === 'strict',
+    strict,
     patchLimits: options.statePatchLimits,
-    ...restoreStore(createEmptyAgentState(), options.inspect),
+    ...restoreStore(createEmptyAgentState(), { inspect: options.inspect, raised, strict }),
     deltas: new DeltaCoalescer((handle) => recordEntity(core, handle)),
+    raised,
   };
 
   function assertAlive(): void {
@@ -110,7 +113,7 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   function rebuild(state: AgentState, previous?: RegistryRestorePoint): void {
     core.session.stop();
     core.deltas.clear();
-    Object.assign(core, restoreStore(state, options.inspect, previous));
+    Object.assign(core, restoreStore(state, { inspect: options.inspect, raised, strict, previous }));
   }
 
   /** Sends an admitted event to what handles its type. */

@@ -37,7 +37,8 @@ export { RUN_TERMINATED_REASON } from './entityUpdates';
 export { messageMachine } from './messageMachine';
 export { reasoningMachine } from './reasoningMachine';
 export { replayAgentEvents } from './replayAgentEvents';
-export { entityMachines, runMachine } from './runMachine';
+export type { AgentRunContext, AgentRunInput, AgentRunIssueEmitted } from './runMachine';
+export { agentRunMachine, entityMachines, readAgentRunEntities } from './runMachine';
 export type {
   AgentMessageInfo,
   AgentMessageInfoStatus,

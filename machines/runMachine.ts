@@ -1,12 +1,17 @@
-import { assertEvent, assign, setup, stopChild } from 'xstate';
-import type { AgentEventOf } from '../protocol/eventSchemas';
-import type { AgentEntityKind, AgentEntityStateMap, AgentRunState } from './agentState';
+import { type AnyActorRef, assertEvent, assign, emit, enqueueActions, not, setup } from 'xstate';
+import { AGENT_ENTITY_EVENT_ROUTES, type AgentEntityEventRoute } from '../protocol/agentEntityKinds';
+import type { AgentEvent, AgentEventOf } from '../protocol/eventSchemas';
+import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
+import type { AgentProtocolIssue } from '../protocol/protocolIssue';
+import type { AgentEntityKind, AgentEntityState, AgentEntityStateMap, AgentRunState } from './agentState';
 import { approvalMachine } from './approvalMachine';
 import { artifactMachine } from './artifactMachine';
 import type { CommandMachineEvent } from './commandEvents';
+import { createEntityRecord, type EntityStartEvent } from './entityEvents';
 import type { StoreCommandSettledEvent } from './entityUpdates';
 import { messageMachine } from './messageMachine';
 import { reasoningMachine } from './reasoningMachine';
+import { createIssue } from './store/storeCore';
 import { taskMachine } from './taskMachine';
 import { toolCallMachine } from './toolCallMachine';
 
@@ -17,28 +22,57 @@ export interface EntitySpawn<Kind extends AgentEntityKind = AgentEntityKind> {
   entity: AgentEntityStateMap[Kind];
 }
 
-export interface StoreSpawnEntitiesEvent {
-  type: 'store.spawn_entities';
-  entities: readonly EntitySpawn[];
-}
-
-export interface StoreStopEntityEvent {
-  type: 'store.stop_entity';
+/** Raised by the run after it handed an event to an entity: what the entity did with it. */
+interface EntityForwardedEvent {
+  type: 'run.entity_forwarded';
   actorId: string;
+  event: AgentEvent;
+  before: unknown;
 }
 
-/** Sent by the store when the last entity a waiting run listed as pending has settled. */
-export interface StoreInputSettledEvent {
-  type: 'store.input_settled';
-}
+export type RunTerminalEvent = AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>;
 
 export type RunMachineEvent =
-  | AgentEventOf<'run.completed' | 'run.failed' | 'run.cancelled'>
-  | StoreSpawnEntitiesEvent
-  | StoreStopEntityEvent
-  | StoreInputSettledEvent
+  | AgentEvent
+  | EntityForwardedEvent
+  | { type: `xstate.done.actor.${string}`; actorId: string; output: unknown }
   | CommandMachineEvent<'run.cancel'>
   | StoreCommandSettledEvent;
+
+/** What a run actor emits: each protocol issue it raises, as it raises it. */
+export interface AgentRunIssueEmitted {
+  type: 'issue';
+  issue: AgentProtocolIssue;
+}
+
+export interface AgentRunInput {
+  sessionId: string;
+  runId: string;
+  /** A run record to resume from (a checkpoint's): the run starts in the state its status names. */
+  run?: AgentRunState | undefined;
+  /** `strict`: a terminal event that would close entities the runtime left open is refused instead. */
+  protocolMode?: 'record' | 'strict' | undefined;
+  /** With `run`: the entities still open, each spawned again (in the one transition that starts the run). */
+  entities?: readonly EntitySpawn[] | undefined;
+  /** With `run`: the final records of its other entities, by actor id (a second start of one is refused). */
+  finished?: Readonly<Record<string, AgentEntityState>> | undefined;
+}
+
+export interface AgentRunContext {
+  sessionId: string;
+  runId: string;
+  /** The run's record; undefined until `run.started`. */
+  run: AgentRunState | undefined;
+  /**
+   * The final records of the entities whose actors have finished, by actor id
+   * (`<kind>:<id>`); the records of live entities are their actors'. Written in place, one
+   * entry per finished entity, so a run of many entities never copies this table.
+   */
+  finished: Record<string, AgentEntityState>;
+  /** The actors of the entities still open, by actor id (the same as the run's `children`). */
+  live: Readonly<Record<string, AnyActorRef>>;
+  strict: boolean;
+}
 
 /** The machine of each entity kind. */
 export const entityMachines = {
@@ -50,92 +84,398 @@ export const entityMachines = {
   artifact: artifactMachine,
 } as const;
 
+/** The actor id of an entity inside its run: prefixed, so an id such as `__proto__` is a plain key. */
+export function entityActorId(kind: AgentEntityKind, entityId: string): string {
+  return `${kind}:${entityId}`;
+}
+
+type Children = Readonly<Record<string, AnyActorRef | undefined>>;
+
+function routeOf(event: { type: string }): AgentEntityEventRoute {
+  return AGENT_ENTITY_EVENT_ROUTES.get(event.type as AgentEvent['type']) as AgentEntityEventRoute;
+}
+
+/** The entity an entity event names, as its run knows it. */
+function addressed(event: AgentEvent) {
+  const route = routeOf(event);
+  const entityId = (event.payload as Record<string, string>)[route.idField] as string;
+  return { route, entityId, actorId: entityActorId(route.kind, entityId) };
+}
+
+/** What ending the run does to its live entities, and what it reports. */
+export interface RunEndPlan {
+  /** Entities the run ends waiting on: they stay live. */
+  settle: string[];
+  /** Entities still active that the terminal does not list: closed as `run_terminated`. */
+  terminate: string[];
+  /** Listed ids that cannot be left pending, and every terminated entity the runtime could have closed itself. */
+  problems: AgentProtocolIssue[];
+}
+
 /**
- * The lifecycle of one run: `running -> completed | failed | cancelled`. A run that completes
- * listing tool calls or approvals it leaves to the application (`pendingToolCallIds`,
- * `pendingApprovalIds`; AG-UI's `interrupt` outcome) is `waiting_for_input` until those
- * settle: its record says `completed`, and only those entities take events. The run actor owns
- * one child actor per live entity; entities are spawned in bulk (one `assign` for a batch)
- * and stopped as soon as they finish, so few actors are alive at any time.
- * While running it accepts the `run.cancel` command, one at a time.
+ * Whether the runtime had an event to close this entity before its terminal. An approval
+ * can only be resolved: no event cancels one, so a run that fails or is cancelled (a Stop
+ * included) while an approval waits ends it as the run does, and that is no issue. A run
+ * that completes could have resolved it or listed it as pending, so there it is one.
  */
-export const runMachine = setup({
+function couldBeClosedBefore(kind: AgentEntityKind, event: RunTerminalEvent): boolean {
+  return kind !== 'approval' || event.type === 'run.completed';
+}
+
+/**
+ * The end-of-run policy, decided before anything changes: a `run.completed` may list tool
+ * calls and approvals it leaves to the application (`pendingToolCallIds`,
+ * `pendingApprovalIds`); those that can wait (their machine says `settleable`, or a tool
+ * still streaming its arguments) are settled, any other listed id is a problem, and every
+ * other active entity is terminated and reported (but an approval at a failed or cancelled
+ * run: no event could have closed it). Reads the entity actors, changes nothing.
+ */
+export function planRunEnd(context: AgentRunContext, children: Children, event: RunTerminalEvent): RunEndPlan {
+  const pending: Partial<Record<AgentEntityKind, ReadonlySet<string>>> =
+    event.type === 'run.completed'
+      ? { toolCall: new Set(event.payload.pendingToolCallIds), approval: new Set(event.payload.pendingApprovalIds) }
+      : {};
+  const problems: AgentProtocolIssue[] = [];
+  for (const kind of ['toolCall', 'approval'] as const) {
+    for (const entityId of pending[kind] ?? []) {
+      const actorId = entityActorId(kind, entityId);
+      const snapshot = children[actorId]?.getSnapshot();
+      if (snapshot?.hasTag('settleable') || snapshot?.hasTag('acceptsDelta')) continue;
+      const record = snapshot?.context.entity ?? context.finished[actorId];
+      if (record === undefined) {
+        const message = `Run "${context.runId}" lists unknown ${kind} "${entityId}" as pending`;
+        problems.push(createIssue('missing_entity', message, event, { entityId }));
+        continue;
+      }
+      const state = (record as AgentEntityState).status;
+      const message = `${kind} "${entityId}" is ${state} and cannot be left pending`;
+      problems.push(createIssue('invalid_transition', message, event, { entityId, state }));
+    }
+  }
+  const settle: string[] = [];
+  const terminate: string[] = [];
+  for (const [actorId, child] of Object.entries(children)) {
+    const snapshot = child?.getSnapshot();
+    if (!snapshot?.hasTag('active')) continue;
+    const entity = snapshot.context.entity as AgentEntityState;
+    const kind = actorId.slice(0, actorId.indexOf(':')) as AgentEntityKind;
+    if (pending[kind]?.has(entity.id)) {
+      settle.push(actorId);
+      continue;
+    }
+    terminate.push(actorId);
+    if (!couldBeClosedBefore(kind, event)) continue;
+    const message = `${event.type} arrived while ${kind} "${entity.id}" was ${entity.status}; it was cancelled`;
+    problems.push(
+      createIssue('active_entities_at_terminal', message, event, { entityId: entity.id, state: entity.status }),
+    );
+  }
+  return { settle, terminate, problems };
+}
+
+/** The record a run's terminal event leaves. */
+function endedRun(run: AgentRunState, event: RunTerminalEvent): AgentRunState {
+  const time = event.timestamp;
+  const next: AgentRunState = { ...run, updatedAt: time, endedAt: time, status: 'completed' };
+  switch (event.type) {
+    case 'run.completed': {
+      const { output, usage, pendingToolCallIds, pendingApprovalIds } = event.payload;
+      if (output !== undefined) next.output = output;
+      if (usage !== undefined) next.usage = usage;
+      if (pendingToolCallIds !== undefined && pendingToolCallIds.length > 0) {
+        next.pendingToolCallIds = pendingToolCallIds;
+      }
+      if (pendingApprovalIds !== undefined && pendingApprovalIds.length > 0) {
+        next.pendingApprovalIds = pendingApprovalIds;
+      }
+      return next;
+    }
+    case 'run.failed':
+      return { ...next, status: 'failed', error: event.payload.error };
+    case 'run.cancelled':
+      next.status = 'cancelled';
+      if (event.payload.reason !== undefined) next.reason = event.payload.reason;
+      return next;
+  }
+}
+
+function startedRun(event: AgentEventOf<'run.started'>): AgentRunState {
+  const time = event.timestamp;
+  const run: AgentRunState = {
+    id: event.runId,
+    sessionId: event.sessionId,
+    status: 'running',
+    startedAt: time,
+    updatedAt: time,
+  };
+  if (event.payload.input !== undefined) run.input = event.payload.input;
+  if (event.payload.title !== undefined) run.title = event.payload.title;
+  if (event.payload.continuesRunId !== undefined) run.continuesRunId = event.payload.continuesRunId;
+  if (event.meta !== undefined) run.meta = event.meta;
+  return run;
+}
+
+/** Whether an entity waits for the application: a tool call it runs, an approval it decides. */
+function waitsForApplication(child: AnyActorRef): boolean {
+  const snapshot = child.getSnapshot();
+  return snapshot.status === 'active' && snapshot.hasTag('settleable');
+}
+
+/** Keeps the record of an entity whose actor is let go. Written in place: see `finished`. */
+function finish(context: AgentRunContext, actorId: string): void {
+  const child = context.live[actorId];
+  if (child !== undefined) context.finished[actorId] = child.getSnapshot().context.entity;
+}
+
+function without(live: Readonly<Record<string, AnyActorRef>>, actorIds: readonly string[]) {
+  const next = { ...live };
+  for (const actorId of actorIds) delete next[actorId];
+  return next;
+}
+
+/** The entity events a run takes while it runs: a start spawns, anything else is forwarded. */
+const ENTITY_EVENTS_WHILE_RUNNING = Object.fromEntries(
+  [...AGENT_ENTITY_EVENT_ROUTES].map(([type, route]) => [
+    type,
+    route.role === 'start'
+      ? [{ guard: 'isKnownEntity', actions: 'refuseDuplicate' }, { actions: 'spawnEntity' }]
+      : [{ guard: 'isLiveEntity', actions: 'forwardToEntity' }, { actions: 'refuseUnknownOrFinished' }],
+  ]),
+);
+
+/** While waiting for input, only the entities the run waits on take events. */
+const ENTITY_EVENTS_WHILE_WAITING = Object.fromEntries(
+  [...AGENT_ENTITY_EVENT_ROUTES].map(([type, route]) => [
+    type,
+    route.role === 'start'
+      ? { actions: 'refuseAfterTerminal' }
+      : [{ guard: 'isLiveEntity', actions: 'forwardToEntity' }, { actions: 'refuseAfterTerminal' }],
+  ]),
+);
+
+/**
+ * The lifecycle of one run, and the owner of its entities: `pending -> running -> completed
+ * | failed | cancelled`. Fed its run's AgentEvents (validated, in order: `runAgentProvider`'s
+ * `onEvent` gives them so), it spawns one child actor per message, reasoning, tool call,
+ * approval, task and artifact on the event that starts it, hands every later event of that
+ * entity to its actor, and keeps the final record of each entity whose actor finished
+ * (`context.finished`) as that actor is stopped. An event it cannot take is a protocol issue,
+ * emitted as `{ type: 'issue', issue }` (`actor.on('issue', ...)`), with the codes of the
+ * store: `duplicate_entity`, `missing_entity`, `invalid_transition`, `terminal_run`,
+ * `missing_run`, `active_entities_at_terminal`.
+ *
+ * At its terminal event it applies the end-of-run policy (`planRunEnd`): a `run.completed`
+ * listing tool calls or approvals it leaves to the application (`pendingToolCallIds`,
+ * `pendingApprovalIds`; AG-UI's `interrupt`) keeps those live and sits in
+ * `waiting_for_input` (its record says `completed`) until they settle; every other active
+ * entity is cancelled (`run_terminated`) and reported. In `strict` mode such a terminal is
+ * refused instead. While running it accepts the `run.cancel` command, one at a time.
+ *
+ * @example
+ * const run = createActor(agentRunMachine, { input: { sessionId: 's1', runId: 'r1' } }).start();
+ * run.on('issue', ({ issue }) => console.warn(issue.code, issue.message));
+ * for (const event of events) run.send(event); // run.started, message.started, message.delta, ...
+ * readAgentRunEntities(run.getSnapshot()); // { 'message:m1': { status: 'completed', content: 'Hello', ... } }
+ */
+export const agentRunMachine = setup({
   types: {
-    context: {} as { run: AgentRunState },
-    input: {} as { run: AgentRunState },
+    context: {} as AgentRunContext,
+    input: {} as AgentRunInput,
     events: {} as RunMachineEvent,
+    emitted: {} as AgentRunIssueEmitted,
+    output: {} as AgentRunState | undefined,
   },
   actors: entityMachines,
   guards: {
-    hasStatus: ({ context }, params: { status: AgentRunState['status'] }) => context.run.status === params.status,
+    hasStatus: ({ context }, params: { status: AgentRunState['status'] }) => context.run?.status === params.status,
+    hasNoRecord: ({ context }) => context.run === undefined,
     listsPendingInput: ({ context }) =>
-      context.run.status === 'completed' &&
+      context.run?.status === 'completed' &&
       ((context.run.pendingToolCallIds?.length ?? 0) > 0 || (context.run.pendingApprovalIds?.length ?? 0) > 0),
-    leavesInputPending: ({ event }) => {
-      assertEvent(event, 'run.completed');
-      const { pendingToolCallIds, pendingApprovalIds } = event.payload;
-      return (pendingToolCallIds?.length ?? 0) > 0 || (pendingApprovalIds?.length ?? 0) > 0;
+    isKnownEntity: ({ context, event }) => {
+      const { actorId } = addressed(event as AgentEvent);
+      return context.live[actorId] !== undefined || actorId in context.finished;
     },
+    isLiveEntity: ({ context, event }) => context.live[addressed(event as AgentEvent).actorId] !== undefined,
+    wasRefused: ({ context, event }) => {
+      assertEvent(event, 'run.entity_forwarded');
+      return context.live[event.actorId]?.getSnapshot() === event.before;
+    },
+    /** An entity of a waiting run that no longer waits (a tool call that failed): it is done with. */
+    isNoLongerPending: ({ context, event }) => {
+      assertEvent(event, 'run.entity_forwarded');
+      const snapshot = context.live[event.actorId]?.getSnapshot();
+      return snapshot?.status === 'active' && !snapshot.hasTag('settleable');
+    },
+    endsWithProblems: ({ context, event }) =>
+      context.strict && planRunEnd(context, context.live, event as RunTerminalEvent).problems.length > 0,
+    /** Whether an entity the run waits on is still open. */
+    waitsForInput: ({ context }) => Object.values(context.live).some(waitsForApplication),
   },
   actions: {
-    spawnEntities: assign(({ event, spawn }) => {
-      assertEvent(event, 'store.spawn_entities');
-      for (const { kind, actorId, entity } of event.entities) {
-        spawn(kind, { id: actorId, input: { entity } as never });
+    start: assign({
+      run: ({ event }) => {
+        assertEvent(event, 'run.started');
+        return startedRun(event);
+      },
+    }),
+    spawnEntity: assign({
+      live: ({ context, event, spawn }) => {
+        const start = event as EntityStartEvent;
+        const { route, entityId, actorId } = addressed(start);
+        const entity = createEntityRecord(start, getAgentEntityKey(context.runId, entityId));
+        return { ...context.live, [actorId]: spawn(route.kind, { id: actorId, input: { entity } as never }) };
+      },
+    }),
+    /** A retry arrived: the failed call it retries records it, and takes no other retry. */
+    markRetried: ({ context, event }) => {
+      assertEvent(event, 'tool.requested');
+      const { retryOf, toolCallId } = event.payload;
+      if (retryOf === undefined) return;
+      const original = context.live[entityActorId('toolCall', retryOf)];
+      original?.send({ type: 'store.retried', toolCallId, timestamp: event.timestamp });
+    },
+    /** Hands the event to its entity, then looks at what the entity did with it. */
+    forwardToEntity: enqueueActions(({ context, event, enqueue }) => {
+      const { actorId } = addressed(event as AgentEvent);
+      const child = context.live[actorId] as AnyActorRef;
+      const before = child.getSnapshot();
+      enqueue(() => child.send(event));
+      enqueue.raise({ type: 'run.entity_forwarded', actorId, event: event as AgentEvent, before });
+    }),
+    refuseForwarded: emit(({ context, event }) => {
+      assertEvent(event, 'run.entity_forwarded');
+      const { route, entityId } = addressed(event.event);
+      const entity = context.live[event.actorId]?.getSnapshot().context.entity as AgentEntityState;
+      const message = `${event.event.type} refused by ${route.kind} "${entityId}" in state ${entity.status}`;
+      return {
+        type: 'issue' as const,
+        issue: createIssue('invalid_transition', message, event.event, { entityId, state: entity.status }),
+      };
+    }),
+    /** A finished entity's actor is stopped; its final record stays in `finished`. */
+    keepFinished: enqueueActions(({ context, event, enqueue }) => {
+      const { actorId } = event as { actorId: string };
+      enqueue(() => finish(context, actorId));
+      enqueue.stopChild(actorId);
+      enqueue.assign({ live: without(context.live, [actorId]) });
+    }),
+    /** An entity a waiting run no longer waits on is let go, as a restore would find it. */
+    letGo: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'run.entity_forwarded');
+      enqueue(() => finish(context, event.actorId));
+      enqueue.stopChild(event.actorId);
+      enqueue.assign({ live: without(context.live, [event.actorId]) });
+    }),
+    /** The last entity the run waited on settled: every record left is final. */
+    letGoOfAll: enqueueActions(({ context, enqueue }) => {
+      const actorIds = Object.keys(context.live);
+      enqueue(() => {
+        for (const actorId of actorIds) finish(context, actorId);
+      });
+      enqueue.assign({ live: {} });
+    }),
+    refuseDuplicate: emit(({ context, event }) => {
+      const { route, entityId } = addressed(event as AgentEvent);
+      const message = `${route.kind} "${entityId}" already exists in run "${context.runId}"`;
+      return { type: 'issue' as const, issue: createIssue('duplicate_entity', message, event, { entityId }) };
+    }),
+    refuseUnknownOrFinished: emit(({ context, event }) => {
+      const { route, entityId, actorId } = addressed(event as AgentEvent);
+      const record = context.finished[actorId];
+      if (record === undefined) {
+        const message = `${event.type} names ${route.kind} "${entityId}", which run "${context.runId}" never started`;
+        return { type: 'issue' as const, issue: createIssue('missing_entity', message, event, { entityId }) };
       }
-      return {};
+      const state = record.status;
+      const message = `${event.type} refused: ${route.kind} "${entityId}" is ${state} and accepts no more events`;
+      return {
+        type: 'issue' as const,
+        issue: createIssue('invalid_transition', message, event, { entityId, state }),
+      };
     }),
-    stopEntity: stopChild(({ event }) => {
-      assertEvent(event, 'store.stop_entity');
-      return event.actorId;
+    refuseAfterTerminal: emit(({ context, event }) => {
+      const message = `${event.type} arrived after run "${context.runId}" completed, waiting only for the tool calls and approvals it listed`;
+      return {
+        type: 'issue' as const,
+        issue: createIssue('terminal_run', message, event, { state: 'waiting_for_input' }),
+      };
     }),
-    complete: assign({
-      run: ({ context, event }) => {
-        assertEvent(event, 'run.completed');
-        const { output, usage, pendingToolCallIds, pendingApprovalIds } = event.payload;
-        const run: AgentRunState = { ...context.run, status: 'completed', updatedAt: event.timestamp };
-        run.endedAt = event.timestamp;
-        if (output !== undefined) run.output = output;
-        if (usage !== undefined) run.usage = usage;
-        if (pendingToolCallIds !== undefined && pendingToolCallIds.length > 0) {
-          run.pendingToolCallIds = pendingToolCallIds;
+    refuseBeforeStart: emit(({ context, event }) => {
+      const message = `${event.type} belongs to run "${context.runId}", which has not started`;
+      return { type: 'issue' as const, issue: createIssue('missing_run', message, event) };
+    }),
+    refuseSecondStart: emit(({ context, event }) => {
+      const message = `Run "${context.runId}" has already started`;
+      return { type: 'issue' as const, issue: createIssue('duplicate_entity', message, event) };
+    }),
+    /** In strict mode: the terminal that would close entities the runtime left open. */
+    refuseTerminal: emit(({ context, event }) => {
+      const plan = planRunEnd(context, context.live, event as RunTerminalEvent);
+      return { type: 'issue' as const, issue: plan.problems[0] as AgentProtocolIssue };
+    }),
+    /**
+     * The end-of-run policy: entities the run waits on are settled (a tool still streaming its
+     * arguments has them completed), the other active ones are closed as `run_terminated` and
+     * reported, and the run's record ends.
+     */
+    end: enqueueActions(({ context, event, enqueue }) => {
+      const terminal = event as RunTerminalEvent;
+      const live = context.live;
+      const plan = planRunEnd(context, live, terminal);
+      for (const issue of plan.problems) enqueue.emit({ type: 'issue', issue });
+      const done = Object.keys(live).filter((actorId) => !plan.settle.includes(actorId));
+      enqueue(() => {
+        for (const actorId of plan.settle) {
+          const child = live[actorId] as AnyActorRef;
+          if (child.getSnapshot().hasTag('acceptsDelta')) {
+            child.send({ type: 'store.settle_pending', timestamp: terminal.timestamp });
+          }
         }
-        if (pendingApprovalIds !== undefined && pendingApprovalIds.length > 0) {
-          run.pendingApprovalIds = pendingApprovalIds;
+        for (const actorId of plan.terminate) {
+          live[actorId]?.send({ type: 'store.terminate', timestamp: terminal.timestamp });
         }
-        return run;
-      },
-    }),
-    fail: assign({
-      run: ({ context, event }) => {
-        assertEvent(event, 'run.failed');
-        const time = event.timestamp;
-        return { ...context.run, status: 'failed', error: event.payload.error, updatedAt: time, endedAt: time };
-      },
-    }),
-    cancel: assign({
-      run: ({ context, event }) => {
-        assertEvent(event, 'run.cancelled');
-        const time = event.timestamp;
-        const run: AgentRunState = { ...context.run, status: 'cancelled', updatedAt: time, endedAt: time };
-        if (event.payload.reason !== undefined) run.reason = event.payload.reason;
-        return run;
-      },
+        // Whatever is not kept for the application is done with: its record is final now.
+        for (const actorId of done) finish(context, actorId);
+      });
+      for (const actorId of done) enqueue.stopChild(actorId);
+      enqueue.assign({ run: endedRun(context.run as AgentRunState, terminal), live: without(live, done) });
     }),
   },
 }).createMachine({
   id: 'run',
-  context: ({ input }) => ({ run: input.run }),
+  context: ({ input, spawn }) => {
+    const live: Record<string, AnyActorRef> = {};
+    for (const { kind, actorId, entity } of input.entities ?? []) {
+      live[actorId] = spawn(kind, { id: actorId, input: { entity } as never });
+    }
+    return {
+      sessionId: input.sessionId,
+      runId: input.runId,
+      run: input.run,
+      finished: { ...input.finished },
+      live,
+      strict: input.protocolMode === 'strict',
+    };
+  },
   initial: 'restoring',
+  output: ({ context }) => context.run,
   states: {
     restoring: {
       always: [
+        { guard: 'hasNoRecord', target: 'pending' },
         { guard: 'listsPendingInput', target: 'waiting_for_input' },
         { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
         { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
         { guard: { type: 'hasStatus', params: { status: 'cancelled' } }, target: 'cancelled' },
         { target: 'running' },
       ],
+    },
+    pending: {
+      on: {
+        'run.started': { target: 'running', actions: 'start' },
+        '*': { actions: 'refuseBeforeStart' },
+      },
     },
     running: {
       tags: ['active'],
@@ -145,22 +485,47 @@ export const runMachine = setup({
         cancelling: { on: { 'store.command_settled': { target: 'idle' } } },
       },
       on: {
-        'store.spawn_entities': { actions: 'spawnEntities' },
-        'store.stop_entity': { actions: 'stopEntity' },
-        'run.completed': [
-          { guard: 'leavesInputPending', target: 'waiting_for_input', actions: 'complete' },
-          { target: 'completed', actions: 'complete' },
+        ...ENTITY_EVENTS_WHILE_RUNNING,
+        'run.started': { actions: 'refuseSecondStart' },
+        'tool.requested': [
+          { guard: 'isKnownEntity', actions: 'refuseDuplicate' },
+          { actions: ['spawnEntity', 'markRetried'] },
         ],
-        'run.failed': { target: 'failed', actions: 'fail' },
-        'run.cancelled': { target: 'cancelled', actions: 'cancel' },
+        'run.entity_forwarded': { guard: 'wasRefused', actions: 'refuseForwarded' },
+        'xstate.done.actor.*': { actions: 'keepFinished' },
+        'run.completed': [
+          { guard: 'endsWithProblems', actions: 'refuseTerminal' },
+          { target: 'closing', actions: 'end' },
+        ],
+        'run.failed': [
+          { guard: 'endsWithProblems', actions: 'refuseTerminal' },
+          { target: 'closing', actions: 'end' },
+        ],
+        'run.cancelled': [
+          { guard: 'endsWithProblems', actions: 'refuseTerminal' },
+          { target: 'closing', actions: 'end' },
+        ],
       },
+    },
+    /** The terminal arrived: the run waits for input while an entity it listed is still open. */
+    closing: {
+      always: [
+        { guard: 'waitsForInput', target: 'waiting_for_input' },
+        { guard: { type: 'hasStatus', params: { status: 'completed' } }, target: 'completed' },
+        { guard: { type: 'hasStatus', params: { status: 'failed' } }, target: 'failed' },
+        { target: 'cancelled' },
+      ],
     },
     waiting_for_input: {
       tags: ['waiting'],
+      always: { guard: not('waitsForInput'), target: 'completed', actions: 'letGoOfAll' },
       on: {
-        'store.spawn_entities': { actions: 'spawnEntities' },
-        'store.stop_entity': { actions: 'stopEntity' },
-        'store.input_settled': { target: 'completed' },
+        ...ENTITY_EVENTS_WHILE_WAITING,
+        'run.entity_forwarded': [
+          { guard: 'wasRefused', actions: 'refuseForwarded' },
+          { guard: 'isNoLongerPending', actions: 'letGo' },
+        ],
+        'xstate.done.actor.*': { actions: 'keepFinished' },
       },
     },
     completed: { type: 'final' },
@@ -168,3 +533,18 @@ export const runMachine = setup({
     cancelled: { type: 'final' },
   },
 });
+
+/**
+ * The records of a run actor's entities, by actor id (`<kind>:<id>`): the final records it
+ * kept and the current record of each live entity.
+ *
+ * @example
+ * readAgentRunEntities(run.getSnapshot())['toolCall:call-1']?.status; // 'awaiting_execution'
+ */
+export function readAgentRunEntities(snapshot: { context: AgentRunContext }): Record<string, AgentEntityState> {
+  const entities: Record<string, AgentEntityState> = { ...snapshot.context.finished };
+  for (const [actorId, child] of Object.entries(snapshot.context.live)) {
+    entities[actorId] = child.getSnapshot().context.entity;
+  }
+  return entities;
+}

@@ -1,35 +1,29 @@
-import { assertEvent, assign, setup, stopChild } from 'xstate';
-import type { AgentRunState } from './agentState';
-import { runMachine } from './runMachine';
+import { assertEvent, assign, enqueueActions, setup } from 'xstate';
+import { type AgentRunInput, agentRunMachine } from './runMachine';
 
 export interface StoreSpawnRunsEvent {
   type: 'store.spawn_runs';
-  runs: ReadonlyArray<{ actorId: string; run: AgentRunState }>;
-}
-
-export interface StoreStopRunEvent {
-  type: 'store.stop_run';
-  actorId: string;
+  runs: ReadonlyArray<{ actorId: string; input: AgentRunInput }>;
 }
 
 /**
- * The store's root actor: it owns one actor per running run. Finished runs are stopped
- * (their records stay in AgentState), so the actor system holds only live work.
+ * The store's root actor: it owns one actor per run that is running or waiting for input.
+ * A run actor that reaches its final state is stopped (its record stays in AgentState), so
+ * the actor system holds only live work.
  */
 export const sessionMachine = setup({
   types: {
-    events: {} as StoreSpawnRunsEvent | StoreStopRunEvent,
+    events: {} as StoreSpawnRunsEvent | { type: `xstate.done.actor.${string}`; actorId: string },
   },
-  actors: { run: runMachine },
+  actors: { run: agentRunMachine },
   actions: {
     spawnRuns: assign(({ event, spawn }) => {
       assertEvent(event, 'store.spawn_runs');
-      for (const { actorId, run } of event.runs) spawn('run', { id: actorId, input: { run } });
+      for (const { actorId, input } of event.runs) spawn('run', { id: actorId, systemId: actorId, input });
       return {};
     }),
-    stopRun: stopChild(({ event }) => {
-      assertEvent(event, 'store.stop_run');
-      return event.actorId;
+    stopRun: enqueueActions(({ event, enqueue }) => {
+      enqueue.stopChild((event as { actorId: string }).actorId);
     }),
   },
 }).createMachine({
@@ -37,6 +31,6 @@ export const sessionMachine = setup({
   context: {},
   on: {
     'store.spawn_runs': { actions: 'spawnRuns' },
-    'store.stop_run': { actions: 'stopRun' },
+    'xstate.done.actor.*': { actions: 'stopRun' },
   },
 });

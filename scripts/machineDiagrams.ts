@@ -6,7 +6,7 @@ import { approvalMachine } from '../machines/approvalMachine';
 import { artifactMachine } from '../machines/artifactMachine';
 import { messageMachine } from '../machines/messageMachine';
 import { reasoningMachine } from '../machines/reasoningMachine';
-import { runMachine } from '../machines/runMachine';
+import { agentRunMachine } from '../machines/runMachine';
 import { sessionMachine } from '../machines/sessionMachine';
 import { taskMachine } from '../machines/taskMachine';
 import { toolCallMachine } from '../machines/toolCallMachine';
@@ -23,7 +23,7 @@ export interface MachineDiagramSource {
 /** Every machine of the library, in the order the index lists them. */
 export const MACHINE_DIAGRAM_SOURCES: readonly MachineDiagramSource[] = [
   { machine: sessionMachine, source: 'machines/sessionMachine.ts' },
-  { machine: runMachine, source: 'machines/runMachine.ts' },
+  { machine: agentRunMachine, source: 'machines/runMachine.ts' },
   { machine: messageMachine, source: 'machines/messageMachine.ts' },
   { machine: reasoningMachine, source: 'machines/reasoningMachine.ts' },
   { machine: toolCallMachine, source: 'machines/toolCallMachine.ts' },

@@ -7,9 +7,8 @@ import { artifactMachine } from '../machines/artifactMachine';
 import { createAgentStore } from '../machines/createAgentStore';
 import { createEntityRecord, type EntityStartEvent } from '../machines/entityEvents';
 import { messageMachine } from '../machines/messageMachine';
-import { isWaitingForInput } from '../machines/pendingInput';
 import { reasoningMachine } from '../machines/reasoningMachine';
-import { runMachine } from '../machines/runMachine';
+import { agentRunMachine } from '../machines/runMachine';
 import { taskMachine } from '../machines/taskMachine';
 import { toolCallMachine } from '../machines/toolCallMachine';
 import type { AgentCommand } from '../protocol/commandSchemas';
@@ -48,10 +47,6 @@ interface Model {
   start?: EntityStartEvent;
   kind?: AgentEntityKind;
   events: EventObject[];
-  /** Events the store takes before the path starts (the entities a waiting run lists). */
-  prelude?: AgentEvent[];
-  /** What the store is given for `store.input_settled`: the events that settle the run's pending input. */
-  settleInput?: AgentEvent[];
 }
 
 const isProtocolEvent = (value: EventObject): value is AgentEvent =>
@@ -149,33 +144,13 @@ const models: Model[] = [
   ),
   {
     name: 'run',
-    machine: runMachine,
+    machine: agentRunMachine,
     events: [
       event('run.completed', { output: 'done' }),
       event('run.failed', { error: { message: 'crash' } }),
       event('run.cancelled', { reason: 'user' }),
       command('run.cancel', {}),
       settled,
-    ],
-  },
-  {
-    // A run that ends waiting for a tool result the application supplies: only that tool
-    // call settles it, and no other run event, terminal or command, is taken meanwhile.
-    name: 'run waiting for input',
-    machine: runMachine,
-    prelude: [
-      event('tool.requested', { toolCallId: 'pending-tool', name: 'lookup' }),
-      event('tool.arguments_completed', { toolCallId: 'pending-tool', arguments: { q: 'x' } }),
-    ],
-    settleInput: [event('tool.completed', { toolCallId: 'pending-tool', result: { found: true } })],
-    events: [
-      event('run.completed', { output: 'asked', pendingToolCallIds: ['pending-tool'] }),
-      event('run.completed', { output: 'done' }),
-      event('run.failed', { error: { message: 'crash' } }),
-      event('run.cancelled', { reason: 'user' }),
-      command('run.cancel', {}),
-      settled,
-      { type: 'store.input_settled' },
     ],
   },
 ];
@@ -221,7 +196,6 @@ class StoreDriver {
     this.store = createAgentStore({ now: () => this.clock });
     this.dispatch(runStarted);
     if (model.start) this.dispatch(model.start);
-    for (const value of model.prelude ?? []) this.dispatch(value);
   }
 
   private dispatch(value: AgentEvent): void {
@@ -236,11 +210,6 @@ class StoreDriver {
     if (isProtocolEvent(value)) {
       this.dispatch(value);
       return !this.store.getSnapshot().issues.slice(before.issues.length).some(isRefusal);
-    }
-    if (value.type === 'store.input_settled') {
-      const issues = before.issues.length;
-      for (const settling of this.model.settleInput ?? []) this.dispatch(settling);
-      return this.store.getSnapshot().issues.length === issues;
     }
     if (value.type === 'store.terminate') {
       this.dispatch({
@@ -300,18 +269,6 @@ describe('model-based: every machine path runs against the store', () => {
         expect(reached, `${model.name}: terminal state ${final} is unreachable`).toContain(JSON.stringify(final));
       }
 
-      if (model.settleInput !== undefined) {
-        // The waiting state is visited, and left only by its input settling.
-        const settledPaths = paths.filter((path) =>
-          path.steps.some((step, index) => {
-            const previous = path.steps[index - 1];
-            return step.event.type === 'store.input_settled' && previous?.state.value === 'waiting_for_input';
-          }),
-        );
-        expect(settledPaths.length, `${model.name}: no path settles a waiting run`).toBeGreaterThan(0);
-        for (const path of settledPaths) expect(path.state.value).toBe('completed');
-      }
-
       let rejections = 0;
       for (const path of paths) {
         const driver = new StoreDriver(model);
@@ -325,23 +282,11 @@ describe('model-based: every machine path runs against the store', () => {
           expect(serializeState(oracle.getSnapshot())).toBe(serializeState(step.state));
           if (step.event.type !== 'store.terminate')
             expect(driver.record()).toEqual(contextRecord(oracle.getSnapshot()));
-          if (model.settleInput !== undefined) {
-            const state = driver.store.getSnapshot();
-            const run = state.runs[RUN_ID];
-            expect(run !== undefined && isWaitingForInput(state, run)).toBe(
-              oracle.getSnapshot().matches('waiting_for_input'),
-            );
-          }
         }
         const last = oracle.getSnapshot();
         // Every event the machine refuses in the path's last state is refused by the store too.
         for (const candidate of model.events) {
-          if (
-            last.can(candidate) ||
-            candidate.type === 'store.terminate' ||
-            candidate.type === 'store.command_settled' ||
-            candidate.type === 'store.input_settled'
-          )
+          if (last.can(candidate) || candidate.type === 'store.terminate' || candidate.type === 'store.command_settled')
             continue;
           const probe = new StoreDriver(model);
           for (const step of path.steps) probe.step(step.event);

@@ -11,8 +11,9 @@ function coreOf(state: AgentState): StoreCore {
   return {
     strict: false,
     patchLimits: undefined,
-    ...restoreStore(state, undefined),
+    ...restoreStore(state),
     deltas: new DeltaCoalescer(() => {}),
+    raised: [],
   };
 }
 

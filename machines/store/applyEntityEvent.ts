@@ -2,37 +2,25 @@ import { AGENT_ENTITY_EVENT_ROUTES } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import type { AgentEntityKind, AgentEntityState } from '../agentState';
-import { createEntityRecord, type EntityStartEvent } from '../entityEvents';
-import { addEntityHandle, recordEntity, spawnEntities } from './entityActors';
-import type { EntityHandle, RunHandle } from './handles';
+import { addEntityHandle, recordEntity } from './entityActors';
+import type { EntityHandle, RunHandle, RunRef } from './handles';
+import { sendToRun } from './runLifecycle';
 import { APPLIED, createIssue, type EventOutcome, refuse, type StoreCore } from './storeCore';
 
 /**
- * Routes an entity event to its entity by run-scoped id: a start event spawns the entity's
- * actor, any other goes to the live actor, whose machine accepts or refuses it. Pending
- * deltas of that entity reach its machine first.
+ * Routes an entity event by run-scoped id. A start event goes to the run actor, which spawns
+ * the entity's actor (or refuses a second start). Any other event of a running run goes
+ * straight to the live entity actor (the run's own forwarding, without its cost per event),
+ * whose machine accepts or refuses it; pending deltas of that entity reach it first. An event
+ * for an entity a waiting run waits on goes through that run, which lets the entity go when
+ * it no longer waits.
  */
 export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEvent): EventOutcome {
   const route = AGENT_ENTITY_EVENT_ROUTES.get(event.type);
   if (route === undefined) throw new TypeError(`${event.type} is not an entity event`);
   const entityId = (event.payload as Record<string, string>)[route.idField] as string;
-  const own = run.entities[route.kind].get(entityId);
-  if (route.role === 'start') {
-    if (own !== undefined) {
-      const message = `${route.kind} "${entityId}" already exists in run "${run.runId}"`;
-      return refuse(createIssue('duplicate_entity', message, event, { entityId }), event, true);
-    }
-    const key = getAgentEntityKey(run.runId, entityId);
-    const handle = addEntityHandle(run, route.kind, entityId, key);
-    const entity = createEntityRecord(event as EntityStartEvent, key);
-    core.projection.addEntity(route.kind, entity);
-    spawnEntities(run, [{ kind: route.kind, actorId: handle.actorId, entity }]);
-    if (event.type === 'tool.requested' && event.payload.retryOf !== undefined) {
-      markRetried(core, run, event.payload.retryOf, entityId, event.timestamp);
-    }
-    return APPLIED;
-  }
-  const existing = own ?? awaitedByContinuedRun(run, route.kind, entityId);
+  if (route.role === 'start') return startEntity(core, run, route.kind, entityId, event);
+  const existing = run.entities[route.kind].get(entityId) ?? awaitedByContinuedRun(run, route.kind, entityId);
   if (existing === undefined) {
     const message = `${event.type} names ${route.kind} "${entityId}", which run "${run.runId}" never started`;
     return refuse(createIssue('missing_entity', message, event, { entityId }), event, true);
@@ -44,25 +32,37 @@ export function applyEntityEvent(core: StoreCore, run: RunHandle, event: AgentEv
     return refuse(createIssue('invalid_transition', message, event, { entityId, state }), event, true);
   }
   core.deltas.flushEntity(existing);
-  const before = ref.getSnapshot();
-  ref.send(event);
-  if (ref.getSnapshot() === before) {
-    const state = (before.context.entity as AgentEntityState).status;
-    const message = `${event.type} refused by ${route.kind} "${entityId}" in state ${state}`;
-    return refuse(createIssue('invalid_transition', message, event, { entityId, state }), event, true);
+  if (existing.run.status === 'waiting') {
+    const issue = sendToRun(core, existing.run.ref as RunRef, event)[0];
+    if (issue !== undefined) return refuse(issue, event, true);
+  } else {
+    const before = ref.getSnapshot();
+    ref.send(event);
+    if (ref.getSnapshot() === before) {
+      const state = (before.context.entity as AgentEntityState).status;
+      const message = `${event.type} refused by ${route.kind} "${entityId}" in state ${state}`;
+      return refuse(createIssue('invalid_transition', message, event, { entityId, state }), event, true);
+    }
   }
   recordEntity(core, existing);
   return APPLIED;
 }
 
-/** A retry arrived: the failed call it retries records it, and takes no other retry. */
-function markRetried(core: StoreCore, run: RunHandle, retryOf: string, toolCallId: string, timestamp: number): void {
-  const original = run.entities.toolCall.get(retryOf);
-  const ref = original?.ref;
-  if (original === undefined || ref === undefined) return;
-  const before = ref.getSnapshot();
-  ref.send({ type: 'store.retried', toolCallId, timestamp });
-  if (ref.getSnapshot() !== before) recordEntity(core, original);
+/** The run actor spawns the entity (or refuses a second start); the store keeps a handle on it. */
+function startEntity(core: StoreCore, run: RunHandle, kind: AgentEntityKind, entityId: string, event: AgentEvent) {
+  const runRef = run.ref as RunRef;
+  const issue = sendToRun(core, runRef, event)[0];
+  if (issue !== undefined) return refuse(issue, event, true);
+  const handle = addEntityHandle(run, kind, entityId, getAgentEntityKey(run.runId, entityId));
+  handle.ref = runRef.getSnapshot().context.live[handle.actorId];
+  run.live.add(handle);
+  core.projection.addEntity(kind, handle.ref?.getSnapshot().context.entity as AgentEntityState);
+  if (event.type === 'tool.requested' && event.payload.retryOf !== undefined) {
+    // The run marked the call this one retries.
+    const original = run.entities.toolCall.get(event.payload.retryOf);
+    if (original !== undefined) recordEntity(core, original);
+  }
+  return APPLIED;
 }
 
 /**

@@ -3,10 +3,10 @@ import { AGENT_ENTITY_KINDS } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { checkPlainJson } from '../../protocol/plainJson';
 import type { AgentEntityKind } from '../agentState';
-import type { runMachine } from '../runMachine';
+import type { agentRunMachine } from '../runMachine';
 import type { SeenEvents } from '../SeenEvents';
 
-export type RunRef = ActorRefFrom<typeof runMachine>;
+export type RunRef = ActorRefFrom<typeof agentRunMachine>;
 
 export interface EntityHandle {
   kind: AgentEntityKind;

@@ -71,7 +71,7 @@ describe('restoreStore', () => {
       r4: 'completed',
       r5: 'completed',
     });
-    const { runs, session, projection } = restoreStore(state, undefined);
+    const { runs, session, projection } = restoreStore(state);
     const status = (runId: string) => runs.get(runId)?.status;
     expect([status('r1'), status('r2'), status('r3'), status('r4'), status('r5'), status('r9')]).toEqual([
       'running',
@@ -96,7 +96,7 @@ describe('restoreStore', () => {
   });
 
   it('gives open entities an actor and final ones none', () => {
-    const { runs } = restoreStore(replayedState(), undefined);
+    const { runs } = restoreStore(replayedState());
     const r1 = runs.get('r1') as RunHandle;
     const m1 = r1.entities.message.get('m1');
     expect(m1?.key).toBe(key('r1', 'm1'));
@@ -121,7 +121,7 @@ describe('restoreStore', () => {
       delete t2.error;
     }
     for (const input of [state, edited]) {
-      const r4 = restoreStore(input, undefined).runs.get('r4') as RunHandle;
+      const r4 = restoreStore(input).runs.get('r4') as RunHandle;
       expect(r4.status).toBe('waiting');
       expect(liveIds(r4)).toEqual(['approval:a1', 'toolCall:t1']);
       expect(r4.entities.toolCall.get('t2')?.ref).toBeUndefined();
@@ -131,7 +131,7 @@ describe('restoreStore', () => {
 
   it('makes each run sequence its restore point', () => {
     const state = replayedState();
-    const { runs } = restoreStore(state, undefined);
+    const { runs } = restoreStore(state);
     const points = Object.fromEntries(
       [...runs.values()].map((run) => [run.runId, [run.lastSequence, run.restoredSequence]]),
     );
@@ -149,7 +149,7 @@ describe('restoreStore', () => {
       ['active_entities_at_terminal', 'r4'],
       ['missing_run', 'r9'],
     ]);
-    const { runs } = restoreStore(state, undefined);
+    const { runs } = restoreStore(state);
     expect(runs.get('r1')?.seen.has('bad-1')).toBe(true);
     expect(runs.get('r9')?.seen.has('r9-e1')).toBe(true);
     // Applied events are covered by the restore point, not by their ids.
@@ -160,9 +160,8 @@ describe('restoreStore', () => {
     const state = replayedState();
     const previousSeen = new SeenEvents();
     previousSeen.add('from-before');
-    const { runs } = restoreStore(state, undefined, {
-      seenByRun: new Map([['r1', previousSeen]]),
-      restoredSequences: new Map([['r1', 2]]),
+    const { runs } = restoreStore(state, {
+      previous: { seenByRun: new Map([['r1', previousSeen]]), restoredSequences: new Map([['r1', 2]]) },
     });
     const r1 = runs.get('r1') as RunHandle;
     expect(r1.seen).toBe(previousSeen);

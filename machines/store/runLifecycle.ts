@@ -1,36 +1,56 @@
 import type { AgentEvent, AgentEventOf } from '../../protocol/eventSchemas';
-import type { AgentEntityState, AgentRunState } from '../agentState';
-import { recordEntity, stopRun } from './entityActors';
+import type { AgentProtocolIssue } from '../../protocol/protocolIssue';
+import type { AgentRunState } from '../agentState';
+import type { RunTerminalEvent } from '../runMachine';
+import { recordLiveEntities, stopRun } from './entityActors';
 import { type RunHandle, type RunRef, runActorId } from './handles';
-import { planRunEnd, type RunTerminalEvent } from './planRunEnd';
-import { APPLIED, createIssue, type EventOutcome, refuse, type StoreCore } from './storeCore';
+import { APPLIED, type EventOutcome, refuse, type StoreCore } from './storeCore';
 
-/** Starts a run: its record, its actor under the session, its session's `updatedAt`. A second start is refused. */
+/** Sends an event to a run actor and collects the issues it raised for it. */
+export function sendToRun(core: StoreCore, ref: RunRef, event: AgentEvent): AgentProtocolIssue[] {
+  core.raised.length = 0;
+  ref.send(event);
+  return core.raised.length === 0 ? [] : core.raised.splice(0);
+}
+
+/** Listens to a run actor's issues, for `sendToRun`. */
+export function hearIssues(core: StoreCore, ref: RunRef): RunRef {
+  ref.on('issue', ({ issue }) => core.raised.push(issue));
+  return ref;
+}
+
+/** Starts a run: its actor under the session (which makes its record), its session's `updatedAt`. */
 export function startRun(core: StoreCore, event: AgentEventOf<'run.started'>, existing: RunHandle | undefined) {
+  const actorId = runActorId(event.runId);
   if (existing !== undefined && existing.status !== 'unknown') {
-    return refuse(createIssue('duplicate_entity', `Run "${event.runId}" has already started`, event), event, true);
+    // The run's actor refuses a second start; an ended run's is gone, and refused the same way.
+    const issue = existing.ref === undefined ? undefined : sendToRun(core, existing.ref, event)[0];
+    return refuse(
+      issue ?? {
+        code: 'duplicate_entity',
+        message: `Run "${event.runId}" has already started`,
+        event,
+        runId: event.runId,
+      },
+      event,
+      true,
+    );
   }
   const run = existing ?? core.runs.getOrCreate(event.runId);
   run.status = 'running';
   run.sessionId = event.sessionId;
-  const time = event.timestamp;
-  const record: AgentRunState = {
-    id: event.runId,
+  const input = {
     sessionId: event.sessionId,
-    status: 'running',
-    startedAt: time,
-    updatedAt: time,
-  };
-  if (event.payload.input !== undefined) record.input = event.payload.input;
-  if (event.payload.title !== undefined) record.title = event.payload.title;
-  if (event.payload.continuesRunId !== undefined) {
-    record.continuesRunId = event.payload.continuesRunId;
-    run.continues = core.runs.get(event.payload.continuesRunId);
-  }
-  if (event.meta !== undefined) record.meta = event.meta;
+    runId: event.runId,
+    protocolMode: core.strict ? 'strict' : 'record',
+  } as const;
+  core.session.send({ type: 'store.spawn_runs', runs: [{ actorId, input }] });
+  const ref = hearIssues(core, core.session.getSnapshot().children[actorId] as RunRef);
+  run.ref = ref;
+  ref.send(event);
+  const record = ref.getSnapshot().context.run as AgentRunState;
+  if (record.continuesRunId !== undefined) run.continues = core.runs.get(record.continuesRunId);
   touchSession(core, event, undefined);
-  core.session.send({ type: 'store.spawn_runs', runs: [{ actorId: runActorId(event.runId), run: record }] });
-  run.ref = core.session.getSnapshot().children[runActorId(event.runId)] as RunRef | undefined;
   core.projection.setRun(record);
   return APPLIED;
 }
@@ -56,41 +76,19 @@ function touchSession(
 }
 
 /**
- * Ends a run as `planRunEnd` decides: listed entities stay live under a run that waits for
- * input, other active ones are cancelled (`run_terminated`) and reported, and the run actor
- * is stopped unless it waits. In strict mode the first problem refuses the event instead.
+ * Ends a run: its actor applies the end-of-run policy (entities it listed as pending stay
+ * live while it waits for input, other active ones are cancelled as `run_terminated` and
+ * reported). In strict mode the run actor refuses such a terminal instead.
  */
 export function endRun(core: StoreCore, run: RunHandle, event: RunTerminalEvent): EventOutcome {
-  const runRef = run.ref as RunRef;
+  const ref = run.ref as RunRef;
   for (const handle of run.live) core.deltas.flushEntity(handle);
-  const plan = planRunEnd(run, event, (kind, key) => core.projection.getEntity(kind, key)?.status);
-  if (core.strict && plan.problems[0] !== undefined) return { kind: 'refused', issue: plan.problems[0] };
-  for (const handle of plan.settle) {
-    if (handle.ref?.getSnapshot().hasTag('acceptsDelta')) {
-      handle.ref.send({ type: 'store.settle_pending', timestamp: event.timestamp });
-    }
-  }
-  for (const handle of plan.terminate) handle.ref?.send({ type: 'store.terminate', timestamp: event.timestamp });
-  runRef.send(event);
-  core.projection.setRun(runRef.getSnapshot().context.run);
-  // Everything but the entities the run waits on is stopped; those stay live, so the
-  // application's tool results and decisions can still settle them.
-  const waiting = runRef.getSnapshot().hasTag('waiting');
-  for (const handle of [...run.live]) {
-    if (waiting && plan.settle.includes(handle) && handle.ref?.getSnapshot().status === 'active') {
-      recordEntity(core, handle);
-      continue;
-    }
-    const ref = handle.ref;
-    if (ref !== undefined) core.projection.setEntity(handle.kind, ref.getSnapshot().context.entity as AgentEntityState);
-    handle.ref = undefined;
-    run.live.delete(handle);
-    if (waiting) runRef.send({ type: 'store.stop_entity', actorId: handle.actorId });
-  }
-  if (waiting && run.live.size > 0) run.status = 'waiting';
-  else {
-    if (waiting) runRef.send({ type: 'store.input_settled' });
-    stopRun(core, run);
-  }
-  return { kind: 'applied', issues: plan.problems };
+  const before = ref.getSnapshot();
+  const issues = sendToRun(core, ref, event);
+  if (ref.getSnapshot() === before) return { kind: 'refused', issue: issues[0] as AgentProtocolIssue };
+  core.projection.setRun(ref.getSnapshot().context.run as AgentRunState);
+  recordLiveEntities(core, run);
+  if (ref.getSnapshot().status === 'done') stopRun(run);
+  else run.status = 'waiting';
+  return { kind: 'applied', issues };
 }

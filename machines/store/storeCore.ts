@@ -21,6 +21,8 @@ export interface StoreCore {
   session: SessionRef;
   runs: RunRegistry;
   readonly deltas: DeltaCoalescer;
+  /** The issues run actors emitted during the current `sendToRun`. */
+  readonly raised: AgentProtocolIssue[];
 }
 
 /**

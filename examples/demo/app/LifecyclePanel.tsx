@@ -6,7 +6,7 @@ import { approvalMachine } from '../../../machines/approvalMachine';
 import { artifactMachine } from '../../../machines/artifactMachine';
 import { messageMachine } from '../../../machines/messageMachine';
 import { reasoningMachine } from '../../../machines/reasoningMachine';
-import { runMachine } from '../../../machines/runMachine';
+import { agentRunMachine } from '../../../machines/runMachine';
 import { taskMachine } from '../../../machines/taskMachine';
 import { toolCallMachine } from '../../../machines/toolCallMachine';
 import { commandLaneMachine } from '../../../runtime/commandLaneMachine';
@@ -62,7 +62,7 @@ const SECTIONS: MachineSection[] = [
     entities: (_, live) => liveEntitiesOf(live, commandLaneMachine.id, (runId) => runId.slice(0, 8)),
   },
   {
-    machine: runMachine,
+    machine: agentRunMachine,
     title: 'Runs',
     entities: (state) => entitiesOf(state.runs, (run) => ({ key: run.id, label: run.id.slice(0, 8) })),
   },

@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
-import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
-import { runEvents } from '../../tests/support/events';
-import type { AgentEntityState, AgentState } from '../agentState';
-import { createAgentStore } from '../createAgentStore';
-import type { EntityHandle, RunHandle } from './handles';
-import { planRunEnd } from './planRunEnd';
-import { restoreStore } from './restoreStore';
+import { runEvents } from '../tests/support/events';
+import type { AgentState } from './agentState';
+import { createAgentStore } from './createAgentStore';
+import { planRunEnd, type RunTerminalEvent } from './runMachine';
+import type { RunHandle, RunRef } from './store/handles';
+import { restoreStore } from './store/restoreStore';
 
 /**
  * Run r1, running, with: message m1 streaming, reasoning th1 completed, tool calls t1
@@ -38,38 +37,33 @@ function runningRun(): { run: RunHandle; state: AgentState; events: ReturnType<t
   ]);
   const state = store.getSnapshot();
   expect(state.issues).toEqual([]);
-  const run = restoreStore(state, undefined).runs.get('r1') as RunHandle;
+  const run = restoreStore(state).runs.get('r1') as RunHandle;
   return { run, state, events };
 }
 
-function statusIn(state: AgentState) {
-  return (kind: string, key: string) => {
-    const containers: Record<string, Record<string, AgentEntityState>> = {
-      toolCall: state.toolCalls,
-      approval: state.approvals,
-    };
-    return containers[kind]?.[key]?.status;
-  };
+/** The run actor's plan for this terminal, read from its context and its live entities. */
+function planOf(run: RunHandle, event: RunTerminalEvent) {
+  const { context } = (run.ref as RunRef).getSnapshot();
+  return planRunEnd(context, context.live, event);
 }
 
-const ids = (handles: readonly EntityHandle[]) => handles.map((handle) => `${handle.kind}:${handle.id}`);
-
-function snapshotsOf(run: RunHandle): Map<EntityHandle, unknown> {
-  return new Map([...run.live].map((handle) => [handle, (handle.ref as AnyActorRef).getSnapshot()]));
+function snapshotsOf(run: RunHandle): Map<string, unknown> {
+  const { live } = (run.ref as RunRef).getSnapshot().context;
+  return new Map(Object.entries(live).map(([actorId, ref]) => [actorId, (ref as AnyActorRef).getSnapshot()]));
 }
 
 describe('planRunEnd', () => {
   it('settles the listed entities that can wait, terminates the other active ones, reports the rest', () => {
-    const { run, state, events } = runningRun();
+    const { run, events } = runningRun();
     expect(run.status).toBe('running');
     const before = snapshotsOf(run);
     const completed = events.create('run.completed', {
       pendingToolCallIds: ['t1', 't2', 't3', 't5', 'tX'],
       pendingApprovalIds: ['a1', 'aX'],
     });
-    const plan = planRunEnd(run, completed, statusIn(state));
-    expect(ids(plan.settle).sort()).toEqual(['approval:a1', 'toolCall:t1', 'toolCall:t2']);
-    expect(ids(plan.terminate).sort()).toEqual(['approval:a2', 'message:m1', 'task:k1', 'toolCall:t4']);
+    const plan = planOf(run, completed);
+    expect([...plan.settle].sort()).toEqual(['approval:a1', 'toolCall:t1', 'toolCall:t2']);
+    expect([...plan.terminate].sort()).toEqual(['approval:a2', 'message:m1', 'task:k1', 'toolCall:t4']);
     const problems = plan.problems.map(({ code, entityId, state: at, runId }) => ({
       code,
       entityId,
@@ -92,15 +86,16 @@ describe('planRunEnd', () => {
     for (const problem of plan.problems) expect(problem.event).toBe(completed);
     // A plan changes nothing: every actor keeps its snapshot, every live entity stays live.
     expect(snapshotsOf(run)).toEqual(before);
-    for (const [handle, snapshot] of before) expect((handle.ref as AnyActorRef).getSnapshot()).toBe(snapshot);
+    const { live } = (run.ref as RunRef).getSnapshot().context;
+    for (const [actorId, snapshot] of before) expect((live[actorId] as AnyActorRef).getSnapshot()).toBe(snapshot);
     expect(run.status).toBe('running');
   });
 
   it('terminates every active entity when the run fails, leaving the retryable tool call alone; waiting approvals are no issue', () => {
-    const { run, state, events } = runningRun();
-    const plan = planRunEnd(run, events.create('run.failed', { error: { message: 'boom' } }), statusIn(state));
+    const { run, events } = runningRun();
+    const plan = planOf(run, events.create('run.failed', { error: { message: 'boom' } }));
     expect(plan.settle).toEqual([]);
-    expect(ids(plan.terminate).sort()).toEqual([
+    expect([...plan.terminate].sort()).toEqual([
       'approval:a1',
       'approval:a2',
       'message:m1',
@@ -112,17 +107,15 @@ describe('planRunEnd', () => {
     // No event cancels an approval: only the entities the runtime could have closed are reported.
     expect(plan.problems.map((problem) => problem.entityId).sort()).toEqual(['k1', 'm1', 't1', 't2', 't4']);
     for (const problem of plan.problems) expect(problem.code).toBe('active_entities_at_terminal');
-    expect(run.live.has(run.entities.toolCall.get('t5') as EntityHandle)).toBe(true);
+    expect(Object.keys((run.ref as RunRef).getSnapshot().context.live)).toContain('toolCall:t5');
   });
 
-  it('asks statusOf for the status of a listed entity whose actor is gone', () => {
+  it('reads the final record the run kept for a listed entity whose actor is gone', () => {
     const { run, events } = runningRun();
-    const asked: string[] = [];
-    const plan = planRunEnd(run, events.create('run.completed', { pendingToolCallIds: ['t3'] }), (kind, key) => {
-      asked.push(`${kind}|${key}`);
-      return 'gone';
-    });
-    expect(asked).toEqual([`toolCall|${getAgentEntityKey('r1', 't3')}`]);
-    expect(plan.problems[0]).toMatchObject({ code: 'invalid_transition', entityId: 't3', state: 'gone' });
+    const { context } = (run.ref as RunRef).getSnapshot();
+    expect(context.live['toolCall:t3']).toBeUndefined();
+    expect(context.finished['toolCall:t3']?.status).toBe('completed');
+    const plan = planOf(run, events.create('run.completed', { pendingToolCallIds: ['t3'] }));
+    expect(plan.problems[0]).toMatchObject({ code: 'invalid_transition', entityId: 't3', state: 'completed' });
   });
 });
