@@ -5,19 +5,22 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * The files that take longest, longest first: started early, they run beside the many short
  * files instead of after them. On a fresh clone vitest knows no durations and would start the
- * largest files first, which is not the same thing.
+ * largest files first, which is not the same thing. The demo server's forwarding test is not
+ * among them: the demo page is built once for the run (`tests/browser/demoPageBuild.ts`), and
+ * started early it would only wait for that build.
  */
 const SLOW_FILES = [
   'tests/fuzz/',
   'tests/browser/demo.browser.test.ts',
   'tests/browser/demoProviders.browser.test.ts',
   'tests/browser/reloadResume.browser.test.ts',
+  'tests/browser/demoTruth.browser.test.ts',
+  'tests/packagingTypes.test.ts',
   'tests/packaging.test.ts',
   'tests/packagingTarball.test.ts',
   'tests/browser/demoHost.browser.test.ts',
   'tests/browser/useXChat.browser.test.ts',
   'server/redis/',
-  'tests/demoForwarding.test.ts',
   'tests/demoServerCli.test.ts',
   'tests/serverRedis.e2e.test.ts',
   'tests/properties.test.ts',
@@ -106,7 +109,7 @@ export default defineConfig({
       },
     },
     setupFiles: ['./tests/support/fastCheckSeed.ts'],
-    // A folder for the demo page, which the browser files build once between them.
+    // A folder for the demo page, which the files that serve it build once between them.
     globalSetup: ['./tests/browser/demoPageBuild.ts'],
   },
 });

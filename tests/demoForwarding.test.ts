@@ -5,10 +5,7 @@
 // formats, and record what reaches them. The page's own providers (`createDemoProviders`)
 // talk to the demo server, as the page does.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 import {
   createDemoProviders,
@@ -19,6 +16,7 @@ import {
 import { type DemoServer, startDemoServer } from '../examples/demo/server';
 import { runAgentProviderFixture } from '../providers/testing/runAgentProviderFixture';
 import { startHttpServer, type TestServer } from './support/httpServer';
+import { type SharedDemoPage, sharedDemoPage } from './support/sharedDemoPage';
 
 const OPENAI_KEY = `sk-test-${randomUUID()}`;
 const ANTHROPIC_KEY = `ak-test-${randomUUID()}`;
@@ -123,18 +121,21 @@ describe('the demo server forwards to the real services named by its environment
   let openAIService: TestServer;
   let anthropicService: TestServer;
   let demo: DemoServer;
-  let outDir: string;
+  let demoPage: SharedDemoPage;
   let fetchSpy: MockInstance<typeof fetch>;
   let pageProviders: ReturnType<typeof createDemoProviders>;
 
   beforeAll(async () => {
     openAIService = await startHttpServer((_request, response) => streamFrames(response, OPENAI_FRAMES));
     anthropicService = await startHttpServer((_request, response) => streamFrames(response, ANTHROPIC_FRAMES));
-    outDir = await mkdtemp(join(tmpdir(), 'agent-machines-demo-forwarding-'));
-    // startDemoServer always builds the page; the page's files are checked for the keys below.
+    // The page built once for this run, by the first file to ask (this one or another). A build
+    // reads no server environment (buildDemoApp takes none), so these are the files a server
+    // with these keys would build and serve; they are checked for the keys below.
+    demoPage = await sharedDemoPage('agent-machines-demo-forwarding-');
     demo = await startDemoServer({
       port: 0,
-      outDir,
+      outDir: demoPage.directory,
+      build: false,
       env: {
         OPENAI_BASE_URL: `${openAIService.url}/v1`,
         OPENAI_API_KEY: OPENAI_KEY,
@@ -148,13 +149,13 @@ describe('the demo server forwards to the real services named by its environment
     // demo server's own requests to the services go through it too.
     fetchSpy = vi.spyOn(globalThis, 'fetch');
     pageProviders = createDemoProviders(new URL(demo.url).origin, DEMO_CONVERSATION_KEY);
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     fetchSpy?.mockRestore();
     await demo?.close();
     await Promise.all([openAIService?.close(), anthropicService?.close()]);
-    if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
+    await demoPage?.release();
   });
 
   /** The last request the page's provider sent to the demo server at `path`. */

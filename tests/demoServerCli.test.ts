@@ -1,14 +1,18 @@
-// `npm start` runs examples/demo/server.ts as a command: it builds the page, listens on
-// 127.0.0.1 and prints the URL. Here it runs as `npm start` runs it (the tsx loader, in a child
-// process, with `PORT` in its environment), and every child is stopped after its scenario.
+// `npm start` runs examples/demo/server.ts as a command: it builds the page unless its folder
+// holds a build of the same sources, listens on 127.0.0.1 and prints the URL. Here it runs as
+// `npm start` runs it (the tsx loader, in a child process, with `PORT` and `DEMO_OUT_DIR` in its
+// environment), on copies of the page built once for this run, and every child is stopped
+// after its scenario.
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_BUILD_STAMP, DEMO_DIST_DIRECTORY } from '../examples/demo/buildDemoApp';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_BUILD_STAMP, isDemoAppBuilt } from '../examples/demo/buildDemoApp';
+import { sharedDemoPage } from './support/sharedDemoPage';
+import { temporaryDirectory } from './support/temporaryDirectory';
 
 const repository = resolve(import.meta.dirname, '..');
 /** The variables that would send the demo's endpoints to the real services. */
@@ -22,6 +26,21 @@ const REAL_SERVICE_VARIABLES = [
 ];
 /** The build takes a few seconds alone; the machine may be busy with other tests. */
 const START_TIMEOUT_MS = 120_000;
+/** The run's page is built by the first file that asks: maybe this one, maybe another. */
+const SHARED_PAGE_TIMEOUT_MS = 120_000;
+
+/**
+ * A copy of the page built for this run, for one CLI to serve or rebuild: the shared folder
+ * stays as it is for the files that serve it meanwhile. The stamp still holds in a copy, since
+ * it hashes the repository's sources, not the folder.
+ */
+async function copyOfSharedPage(): Promise<string> {
+  const shared = await sharedDemoPage('agent-machines-demo-cli-page-');
+  const copy = temporaryDirectory('agent-machines-demo-cli-');
+  await cp(shared.directory, copy, { recursive: true });
+  await shared.release();
+  return copy;
+}
 
 interface CliRun {
   child: ChildProcessByStdio<null, Readable, Readable>;
@@ -33,9 +52,12 @@ interface CliRun {
 
 const running = new Set<CliRun>();
 
-/** Starts the demo CLI with `PORT=port`, its endpoints on their recordings whatever this shell holds. */
-function startCli(port: string): CliRun {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: port };
+/**
+ * Starts the demo CLI with `PORT=port` and `DEMO_OUT_DIR=outDir`, its endpoints on their
+ * recordings whatever this shell holds.
+ */
+function startCli(port: string, outDir: string): CliRun {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: port, DEMO_OUT_DIR: outDir };
   for (const name of REAL_SERVICE_VARIABLES) delete env[name];
   const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo/server.ts'], {
     cwd: repository,
@@ -110,6 +132,12 @@ async function occupyPort(): Promise<{ port: number; server: Server }> {
 
 describe('npm start: the demo server command', () => {
   let occupied: Server | undefined;
+  /** The page this file's CLIs serve: a build of the sources as they are. */
+  let pageDirectory: string;
+
+  beforeAll(async () => {
+    pageDirectory = await copyOfSharedPage();
+  }, SHARED_PAGE_TIMEOUT_MS);
 
   afterEach(async () => {
     await Promise.all([...running].map(stop));
@@ -122,7 +150,7 @@ describe('npm start: the demo server command', () => {
     async () => {
       const { port, server } = await occupyPort();
       occupied = server;
-      const run = startCli(String(port));
+      const run = startCli(String(port), pageDirectory);
 
       const [, url = '', listening = ''] = await outputMatching(
         run,
@@ -145,40 +173,41 @@ describe('npm start: the demo server command', () => {
   );
 
   it(
-    'a second start does not rebuild an unchanged page; a page built from other sources is rebuilt',
+    'does not rebuild an unchanged page; a page built from other sources is rebuilt',
     async () => {
       const listening = /^agent-machines demo: http:\/\/127\.0\.0\.1:\d+\/ /m;
-      const first = startCli('0');
-      await outputMatching(first, listening);
-      await stop(first);
-
-      const second = startCli('0');
-      await outputMatching(second, listening);
-      expect(second.stdout()).toContain(
-        `The page is unchanged since its last build; not rebuilt (${DEMO_DIST_DIRECTORY})\n`,
+      // A relative DEMO_OUT_DIR is taken from where the command runs (here the repository).
+      const unchanged = startCli('0', relative(repository, pageDirectory));
+      await outputMatching(unchanged, listening);
+      expect(unchanged.stdout()).toContain(
+        `The page is unchanged since its last build; not rebuilt (${pageDirectory})\n`,
       );
-      expect(second.stdout()).not.toContain('Built the page');
-      await stop(second);
+      expect(unchanged.stdout()).not.toContain('Built the page');
+      await stop(unchanged);
 
       // As if a source had changed since: the stamp's hash no longer matches the files.
-      const stampFile = join(DEMO_DIST_DIRECTORY, DEMO_BUILD_STAMP);
+      const stale = await copyOfSharedPage();
+      const stampFile = join(stale, DEMO_BUILD_STAMP);
       const stamp = JSON.parse(await readFile(stampFile, 'utf8')) as { files: string[]; hash: string };
       expect(stamp.files).toContain('examples/demo/app/DemoApp.tsx');
       expect(stamp.files).toContain('react/useXChat.ts');
       expect(stamp.files.some((file) => file.includes('node_modules'))).toBe(false);
       await writeFile(stampFile, JSON.stringify({ ...stamp, hash: 'a build of other sources' }));
-      const third = startCli('0');
-      await outputMatching(third, listening);
-      expect(third.stdout()).toMatch(/^Built the page in \d+\.\d s /m);
-      expect(third.stdout()).not.toContain('not rebuilt');
+      expect(await isDemoAppBuilt(stale)).toBe(false);
+      const rebuilt = startCli('0', stale);
+      await outputMatching(rebuilt, listening);
+      expect(rebuilt.stdout().match(/^Built the page in \d+\.\d s \((.+)\)$/m)?.[1]).toBe(stale);
+      expect(rebuilt.stdout()).not.toContain('not rebuilt');
+      // The CLI's build stamped the page anew: the next start would serve it as it is.
+      expect(await isDemoAppBuilt(stale)).toBe(true);
     },
-    3 * START_TIMEOUT_MS,
+    2 * START_TIMEOUT_MS,
   );
 
   it(
     "serves the page's script compressed to a client that accepts it, and plain to one that does not",
     async () => {
-      const run = startCli('0');
+      const run = startCli('0', pageDirectory);
       const [, url = ''] = await outputMatching(run, /^agent-machines demo: (http:\/\/127\.0\.0\.1:\d+\/) /m);
       const html = await (await fetch(url)).text();
       const script = new URL(html.match(/src="(\/assets\/index-[\w-]+\.js)"/)?.[1] ?? '/missing', url);
@@ -205,7 +234,7 @@ describe('npm start: the demo server command', () => {
   it.each(['abc', '70000', '-1'])(
     'PORT=%s: one line that names the value, exit code 1, no build and no stack trace',
     async (value) => {
-      const run = startCli(value);
+      const run = startCli(value, pageDirectory);
       const code = await run.exited;
       expect(code).toBe(1);
       expect(run.stderr()).toBe(

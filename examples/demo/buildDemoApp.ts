@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'vite';
+import type { Plugin } from 'vite';
 import * as z from 'zod/mini';
 
 /** The page's sources: `app/index.html` and the React code it loads. */
@@ -62,6 +62,9 @@ function sourcesCollector(files: Set<string>): Plugin {
 export async function buildDemoApp(outDir: string = DEMO_DIST_DIRECTORY): Promise<number> {
   const started = performance.now();
   const sources = new Set<string>([relative(REPOSITORY, join(DEMO_APP_DIRECTORY, 'index.html'))]);
+  // Loaded here, not on import: `npm start` on an unchanged page never needs Vite, which takes
+  // a second or two to load under tsx.
+  const { build } = await import('vite');
   await build({
     root: DEMO_APP_DIRECTORY,
     configFile: false,

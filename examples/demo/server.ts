@@ -4,10 +4,12 @@
 // an agent-machines host at /api/agent plays the page's local script server-side.
 // `PORT` picks the port (default 4173, 0 for any free one); a port in use is reported and the
 // next one tried, and a `PORT` that is not a port stops the start with a one-line error.
+// `DEMO_OUT_DIR` names the folder the page is built in and served from (default
+// examples/demo/dist/); one that holds a build of the same sources is served as it is.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize } from 'node:path';
+import { extname, join, normalize, resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zlibConstants } from 'node:zlib';
@@ -270,7 +272,13 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     );
     process.exit(1);
   }
-  const demo = await startDemoServer({ ...(port === undefined ? {} : { port }), log: console.log });
+  const outDir = process.env.DEMO_OUT_DIR?.trim() || undefined;
+  const demo = await startDemoServer({
+    ...(port === undefined ? {} : { port }),
+    // Resolved here: Vite would take a relative folder from the page's sources, not from where `npm start` ran.
+    ...(outDir === undefined ? {} : { outDir: resolvePath(outDir) }),
+    log: console.log,
+  });
   const openAI = openAIUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
   const anthropic = anthropicUpstreamFromEnv(process.env) ? 'proxied to the real service' : 'recorded';
   console.log(

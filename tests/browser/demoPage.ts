@@ -1,14 +1,12 @@
 // What the demo page's browser tests share: Debian's Chromium through playwright-core, the
 // demo server on a free port (recorded endpoints only), and small helpers for the page.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { inject } from 'vitest';
-import { buildDemoApp } from '../../examples/demo/buildDemoApp';
 import { type DemoServer, startDemoServer } from '../../examples/demo/server';
+import { sharedDemoPage } from '../support/sharedDemoPage';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
@@ -29,46 +27,6 @@ export interface DemoPage {
   close(): Promise<void>;
 }
 
-const BUILD_WAIT_MS = 5 * 60_000;
-
-/**
- * The demo page, built once per `vitest run` for all the browser files (in parallel workers):
- * the first to ask takes the lock (a folder `mkdir` creates for one caller only) and builds;
- * the others wait for its mark. Outside vitest's globalSetup (`demoPageBuild.ts`), a page of
- * this file's own under `prefix`.
- */
-async function sharedDemoPage(prefix: string): Promise<{ directory: string; own: boolean }> {
-  const root = inject('demoPageDirectory');
-  if (root === undefined) {
-    const directory = await mkdtemp(join(tmpdir(), prefix));
-    await buildDemoApp(directory);
-    return { directory, own: true };
-  }
-  const page = join(root, 'page');
-  const built = join(root, 'built');
-  const failed = join(root, 'failed');
-  await mkdir(root, { recursive: true });
-  try {
-    await mkdir(join(root, 'building'));
-  } catch {
-    const deadline = Date.now() + BUILD_WAIT_MS;
-    while (!existsSync(built)) {
-      if (existsSync(failed)) throw new Error(`the demo page's build failed: ${await readFile(failed, 'utf8')}`);
-      if (Date.now() > deadline) throw new Error(`the demo page was not built within ${BUILD_WAIT_MS} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return { directory: page, own: false };
-  }
-  try {
-    await buildDemoApp(page);
-  } catch (error) {
-    await writeFile(failed, String(error));
-    throw error;
-  }
-  await writeFile(built, '');
-  return { directory: page, own: false };
-}
-
 /**
  * Starts the demo server on the page built for this run (recorded endpoints, never a real
  * service, whatever this shell's environment holds) and opens one Chromium page. Page errors
@@ -79,10 +37,9 @@ export async function openDemoPage(
   pageErrors: string[],
   onPage: (page: Page) => void = () => {},
 ): Promise<DemoPage> {
-  const { directory: outDir, own } = await sharedDemoPage(prefix);
-  const removeOwnPage = () => (own ? rm(outDir, { recursive: true, force: true }) : Promise.resolve());
+  const demoPage = await sharedDemoPage(prefix);
   await mkdir(SCREENSHOTS, { recursive: true });
-  const server = await startDemoServer({ port: 0, outDir, build: false, env: {} });
+  const server = await startDemoServer({ port: 0, outDir: demoPage.directory, build: false, env: {} });
   let browser: Browser | undefined;
   try {
     browser = await chromium.launch({
@@ -104,13 +61,13 @@ export async function openDemoPage(
       async close() {
         await opened.close();
         await server.close();
-        await removeOwnPage();
+        await demoPage.release();
       },
     };
   } catch (error) {
     await browser?.close();
     await server.close();
-    await removeOwnPage();
+    await demoPage.release();
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 // vitest's globalSetup: where the demo page is built, at most once per `vitest run`, for
-// every browser file that serves it (`sharedDemoPage` in demoPage.ts, which makes the folder).
-// Nothing is built or made here, so a run without browser files pays nothing.
+// every file that serves it (`sharedDemoPage` in tests/support/, which makes the folder).
+// Nothing is built or made here, so a run without those files pays nothing.
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
