@@ -1,4 +1,4 @@
-import type { InspectionEvent } from 'xstate';
+import { createActor, type InspectionEvent } from 'xstate';
 import { AGENT_EVENT_ADMITTED, type AgentEventAdmission } from '../protocol/admittedEvents';
 import type { AgentCommand } from '../protocol/commandSchemas';
 import { AgentError, AgentProtocolError } from '../protocol/errors';
@@ -8,6 +8,7 @@ import type { AgentProtocolIssue } from '../protocol/protocolIssue';
 import { type AgentState, createEmptyAgentState } from './agentState';
 import { isParsedAgentState, parseAgentState } from './agentStateSchema';
 import type { StatePatchLimits } from './applyStatePatch';
+import { sessionMachine } from './sessionMachine';
 import { acceptStreamedDelta } from './store/acceptStreamedDelta';
 import { admitEvent } from './store/admitEvent';
 import { applyEntityEvent } from './store/applyEntityEvent';
@@ -19,7 +20,7 @@ import type { RegistryRestorePoint } from './store/RunRegistry';
 import { restoreStore } from './store/restoreStore';
 import { endRun, startRun, startSession } from './store/runLifecycle';
 import { commandTarget, commandTargetKey, submitCommand } from './store/storeCommands';
-import type { EventOutcome, StoreCore } from './store/storeCore';
+import type { EventOutcome, SessionRef, StoreCore } from './store/storeCore';
 
 export type AgentProtocolMode = 'record' | 'strict';
 
@@ -80,6 +81,24 @@ export interface AgentStore {
  * store.getSnapshot().messages[getAgentEntityKey('r1', 'm1')].content; // 'Hello'
  */
 export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
+  const session = createActor(sessionMachine, {
+    systemId: 'session',
+    ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+  });
+  session.start();
+  return createAgentStoreOn(session, options, true);
+}
+
+/**
+ * The store on a session actor it is given: one spawned by the actor of the conversation it
+ * belongs to (`createXChatRuntime`), so that the conversation is one actor system. `owns`:
+ * the store stops the session actor when destroyed; otherwise its owner does.
+ */
+export function createAgentStoreOn(
+  session: SessionRef,
+  options: Omit<AgentStoreOptions, 'inspect'>,
+  owns: boolean,
+): AgentStore {
   const now = options.now ?? Date.now;
   const listeners = new Set<() => void>();
   /** The listeners as an array, made again only when one comes or goes: notify runs per event. */
@@ -94,7 +113,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   const core: StoreCore = {
     strict,
     patchLimits: options.statePatchLimits,
-    ...restoreStore(createEmptyAgentState(), { inspect: options.inspect, raised, strict }),
+    session,
+    ...restoreStore(session, createEmptyAgentState(), { raised, strict }),
     deltas: new DeltaCoalescer((handle) => recordEntity(core, handle)),
     raised,
   };
@@ -111,9 +131,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   }
 
   function rebuild(state: AgentState, previous?: RegistryRestorePoint): void {
-    core.session.stop();
     core.deltas.clear();
-    Object.assign(core, restoreStore(state, { inspect: options.inspect, raised, strict, previous }));
+    Object.assign(core, restoreStore(core.session, state, { raised, strict, previous }));
   }
 
   /** Sends an admitted event to what handles its type. */
@@ -257,7 +276,8 @@ export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
       destroyed = true;
       listeners.clear();
       listenerList = [];
-      core.session.stop();
+      if (owns) core.session.stop();
+      else core.session.send({ type: 'store.reset' });
       core.deltas.clear();
     },
   };

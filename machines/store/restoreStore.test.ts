@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
+import { createActor } from 'xstate';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import { runEvents } from '../../tests/support/events';
 import type { AgentState } from '../agentState';
 import { createAgentStore } from '../createAgentStore';
 import { SeenEvents } from '../SeenEvents';
+import { sessionMachine } from '../sessionMachine';
 import type { EntityHandle, RunHandle } from './handles';
-import { restoreStore } from './restoreStore';
+import { type RestoreOptions, restoreStore as restoreStoreOn } from './restoreStore';
+
+/** Restores a state under a session actor of its own, as a new store does. */
+function restoreStore(state: AgentState, options?: RestoreOptions) {
+  const session = createActor(sessionMachine).start();
+  return { session, ...restoreStoreOn(session, state, options) };
+}
 
 const key = getAgentEntityKey;
 

@@ -1,11 +1,9 @@
-import { createActor, type InspectionEvent } from 'xstate';
 import type { AgentProtocolIssue } from '../../protocol/protocolIssue';
 import { AGENT_ENTITY_CONTAINERS, type AgentEntityState, type AgentRunState, type AgentState } from '../agentState';
 import { AgentStateProjection } from '../agentStateProjection';
 import { isFinalEntityStatus } from '../entityEvents';
 import { isPendingEntity, isWaitingForInput } from '../pendingInput';
 import type { EntitySpawn } from '../runMachine';
-import { sessionMachine } from '../sessionMachine';
 import { addEntityHandle } from './entityActors';
 import { hasIdentity, type RunHandle, type RunRef, runActorId } from './handles';
 import { type RegistryRestorePoint, RunRegistry } from './RunRegistry';
@@ -13,12 +11,10 @@ import type { SessionRef } from './storeCore';
 
 export interface RestoredStore {
   projection: AgentStateProjection;
-  session: SessionRef;
   runs: RunRegistry;
 }
 
 export interface RestoreOptions {
-  inspect?: ((event: InspectionEvent) => void) | undefined;
   /** Where the run actors' issues are collected (`sendToRun`). */
   raised?: AgentProtocolIssue[];
   strict?: boolean;
@@ -27,17 +23,16 @@ export interface RestoreOptions {
 }
 
 /**
- * Rebuilds the actors from an AgentState (already validated): a run actor for each running
- * run and each run waiting for input, spawned in one transition, and an entity actor for
- * each entity still open, spawned in bulk per run. Sequences become restore points (events
+ * Rebuilds the actors from an AgentState (already validated) under the session actor, whose
+ * run actors it stops first: a run actor for each running run and each run waiting for
+ * input, spawned in one transition with an entity actor for each of its entities still open. Sequences become restore points (events
  * at or below them are treated as applied), and the ids of refused events come back from
  * their issues, so a redelivery is absorbed as in a full replay.
  *
  */
-export function restoreStore(state: AgentState, options: RestoreOptions = {}): RestoredStore {
-  const { inspect, raised = [], strict = false, previous } = options;
-  const session: SessionRef = createActor(sessionMachine, inspect ? { inspect } : {});
-  session.start();
+export function restoreStore(session: SessionRef, state: AgentState, options: RestoreOptions = {}): RestoredStore {
+  const { raised = [], strict = false, previous } = options;
+  session.send({ type: 'store.reset' });
   const runs = new RunRegistry();
   for (const run of Object.values(state.runs)) {
     const handle = runs.getOrCreate(run.id);
@@ -100,5 +95,5 @@ export function restoreStore(state: AgentState, options: RestoreOptions = {}): R
     const live = ref.getSnapshot().context.live;
     for (const handle of run.live) handle.ref = live[handle.actorId];
   }
-  return { projection: new AgentStateProjection(state), session, runs };
+  return { projection: new AgentStateProjection(state), runs };
 }

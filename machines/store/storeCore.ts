@@ -11,14 +11,14 @@ export type SessionRef = ActorRefFrom<typeof sessionMachine>;
 
 /**
  * What the parts of the store share: the projection readers see, the session actor that
- * owns the run actors, the run registry and the delta coalescer. `reset` replaces the first
- * three at once.
+ * owns the run actors, the run registry and the delta coalescer. `reset` replaces the
+ * projection and the registry at once; the session actor stays.
  */
 export interface StoreCore {
   readonly strict: boolean;
   readonly patchLimits: StatePatchLimits | undefined;
   projection: AgentStateProjection;
-  session: SessionRef;
+  readonly session: SessionRef;
   runs: RunRegistry;
   readonly deltas: DeltaCoalescer;
   /** The issues run actors emitted during the current `sendToRun`. */
