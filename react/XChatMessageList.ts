@@ -1,7 +1,7 @@
 import { type ComponentType, createElement, Fragment, memo, type ReactNode, useState } from 'react';
-import type { XChatSource } from './createXChatSource';
+import type { XChatSource } from '../runtime/createXChatSource';
+import { createXChatStableChunks, type XChatMessageGroup } from '../runtime/xChatMessageGroups';
 import { useXChatMessageGroups } from './useXChatMessageGroups';
-import { createXChatStableChunks, type XChatMessageGroup } from './xChatMessageGroups';
 
 /** What `XChatMessageList` gives each message component. */
 export interface XChatMessageProps<Input = unknown> {

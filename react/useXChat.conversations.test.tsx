@@ -6,9 +6,9 @@ import type { AgentMessageState } from '../machines/agentState';
 import { AgentCommandError } from '../providers/AgentCommandError';
 import type { AgentProvider } from '../providers/AgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
+import { createXChatConversations, type XChatConversations } from '../runtime/xChatConversations';
 import { createRemoteRuntime } from '../tests/support/remoteRuntime';
 import { type UseXChatOptions, type UseXChatResult, useXChat } from './useXChat';
-import { createXChatConversations, type XChatConversations } from './xChatConversations';
 
 afterEach(cleanup);
 

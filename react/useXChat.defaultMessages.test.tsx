@@ -3,9 +3,9 @@ import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentMessageState } from '../machines/agentState';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
+import { createXChatConversations } from '../runtime/xChatConversations';
+import { createXChatMessageLayer, type XChatDefaultMessage } from '../runtime/xChatMessageLayer';
 import { type UseXChatOptions, type UseXChatResult, useXChat } from './useXChat';
-import { createXChatConversations } from './xChatConversations';
-import { createXChatMessageLayer, type XChatDefaultMessage } from './xChatMessageLayer';
 
 afterEach(cleanup);
 

@@ -11,10 +11,10 @@ import { eventTypesOf } from '../providers/eventTypeGroups';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
 import type { AgentConnectionState } from '../runtime/connectionMachine';
+import { createXChatConversations } from '../runtime/xChatConversations';
 import { createRemoteRuntime } from '../tests/support/remoteRuntime';
 import { AgentTransportError } from '../transports/AgentTransportError';
 import { type UseXChatOptions, type UseXChatResult, useXChat } from './useXChat';
-import { createXChatConversations } from './xChatConversations';
 
 afterEach(() => {
   cleanup();

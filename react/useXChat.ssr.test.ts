@@ -3,8 +3,12 @@ import { createElement } from 'react';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
+import {
+  createXChatConversations,
+  getPageXChatConversations,
+  type XChatConversations,
+} from '../runtime/xChatConversations';
 import { useXChat } from './useXChat';
-import { createXChatConversations, getPageXChatConversations, type XChatConversations } from './xChatConversations';
 
 const provider = createLocalAgentProvider({
   script: (input) => ({ steps: [{ type: 'text', deltas: [`You said ${input.prompt}`] }] }),

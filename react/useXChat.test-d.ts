@@ -8,12 +8,12 @@ import {
   type OpenAIChatInput,
 } from '../providers/openai/createOpenAICompatibleAgentProvider';
 import type { AgentRunResult } from '../providers/runAgentProvider';
-import type { XChatSource } from './createXChatSource';
-import type { XChatParsedMessage } from './parseXChatMessages';
-import type { XChatError } from './toXChatError';
+import type { XChatSource } from '../runtime/createXChatSource';
+import type { XChatParsedMessage } from '../runtime/parseXChatMessages';
+import type { XChatError } from '../runtime/toXChatError';
+import { createXChatConversations } from '../runtime/xChatConversations';
 import { useXChat } from './useXChat';
 import { useXChatApproval, useXChatMessage, useXChatSelector, useXChatToolCall } from './useXChatSelector';
-import { createXChatConversations } from './xChatConversations';
 
 // Type tests are compiled, never run: calling the hook outside a component is fine here.
 const openAI = createOpenAICompatibleAgentProvider({ baseURL: '/api/v1/', model: 'gpt-4o-mini' });

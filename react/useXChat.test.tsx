@@ -8,10 +8,10 @@ import { AgentProtocolError } from '../protocol/errors';
 import type { AgentProvider } from '../providers/AgentProvider';
 import { createLocalAgentProvider, type LocalAgentInput } from '../providers/local/createLocalAgentProvider';
 import type { LocalAgentChunk, LocalAgentScript } from '../providers/local/localAgentChunks';
-import type { XChatSource } from './createXChatSource';
+import type { XChatSource } from '../runtime/createXChatSource';
+import { createXChatConversations, type XChatConversations } from '../runtime/xChatConversations';
 import { type UseXChatOptions, type UseXChatResult, useXChat } from './useXChat';
 import { useXChatApproval, useXChatMessage, useXChatSelector, useXChatToolCall } from './useXChatSelector';
-import { createXChatConversations, type XChatConversations } from './xChatConversations';
 
 afterEach(cleanup);
 

@@ -10,22 +10,22 @@ import type { AgentRunResult } from '../providers/runAgentProvider';
 import type { AgentCommandState } from '../runtime/commandBook';
 import type { AgentConnectionState } from '../runtime/connectionMachine';
 import type { AgentActions, XChatRuntime, XChatRuntimeOptions } from '../runtime/createXChatRuntime';
-import { createXChatSource, type XChatSource, type XChatView } from './createXChatSource';
-import { parseXChatMessages, type XChatMessageParser, type XChatParsedMessage } from './parseXChatMessages';
-import type { XChatError } from './toXChatError';
+import { createXChatSource, type XChatSource, type XChatView } from '../runtime/createXChatSource';
+import { parseXChatMessages, type XChatMessageParser, type XChatParsedMessage } from '../runtime/parseXChatMessages';
+import type { XChatError } from '../runtime/toXChatError';
 import {
   createXChatConversations,
   getPageXChatConversations,
   type XChatConversationOptions,
   type XChatConversations,
-} from './xChatConversations';
+} from '../runtime/xChatConversations';
 import {
   createXChatMessageLayer,
   type XChatDefaultMessages,
   type XChatMessageLayer,
   type XChatMessagePatch,
   type XChatMessagesUpdate,
-} from './xChatMessageLayer';
+} from '../runtime/xChatMessageLayer';
 
 export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
   /**

@@ -3,11 +3,11 @@ import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { memo } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../protocol/eventSchemas';
+import type { XChatSource } from '../runtime/createXChatSource';
+import type { XChatMessageGroup } from '../runtime/xChatMessageGroups';
 import { streamingThread } from '../tests/support/messageThread';
-import type { XChatSource } from './createXChatSource';
 import { useXChatMessageGroups } from './useXChatMessageGroups';
 import { useXChatMessage } from './useXChatSelector';
-import type { XChatMessageGroup } from './xChatMessageGroups';
 
 afterEach(cleanup);
 

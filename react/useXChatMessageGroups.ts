@@ -1,7 +1,7 @@
 import { useSelector } from '@xstate/react';
 import { useMemo } from 'react';
-import type { XChatSource } from './createXChatSource';
-import { createXChatMessageGroups, type XChatMessageGroup } from './xChatMessageGroups';
+import type { XChatSource } from '../runtime/createXChatSource';
+import { createXChatMessageGroups, type XChatMessageGroup } from '../runtime/xChatMessageGroups';
 
 export interface UseXChatMessageGroupsOptions {
   /** Messages a group (default 32): about the square root of the longest thread is best. */

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentMessageState } from '../machines/agentState';
 import { selectAgentTimeline, selectMessages, selectPendingInput, selectRunningRuns } from '../machines/selectors';
 import { createLocalAgentProvider, type LocalAgentInput } from '../providers/local/createLocalAgentProvider';
-import type { XChatSource } from './createXChatSource';
+import type { XChatSource } from '../runtime/createXChatSource';
 import { type UseXChatResult, useXChat } from './useXChat';
 import { useXChatSelector } from './useXChatSelector';
 

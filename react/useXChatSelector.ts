@@ -2,8 +2,8 @@ import { useSelector } from '@xstate/react';
 import { useCallback, useSyncExternalStore } from 'react';
 import type { AgentApprovalState, AgentToolCallState } from '../machines/agentState';
 import { type AgentMessageInfo, selectApproval, selectToolCall } from '../machines/selectors';
-import type { XChatSource, XChatView } from './createXChatSource';
-import { findXChatMessage } from './xChatMessageIndex';
+import type { XChatSource, XChatView } from '../runtime/createXChatSource';
+import { findXChatMessage } from '../runtime/xChatMessageIndex';
 
 /**
  * Reads one value of a chat's view (`useXChat().chat`) and re-renders only when it changes

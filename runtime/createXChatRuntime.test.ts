@@ -7,10 +7,10 @@ import { AgentProviderError } from '../providers/AgentProviderError';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
 import { createOpenAICompatibleAgentProvider } from '../providers/openai/createOpenAICompatibleAgentProvider';
-import { parseXChatMessages } from '../react/parseXChatMessages';
 import { startHttpServer } from '../tests/support/httpServer';
 import { createRemoteRuntime, requestCompletedRun, waitingOnTool } from '../tests/support/remoteRuntime';
 import { createXChatRuntime } from './createXChatRuntime';
+import { parseXChatMessages } from './parseXChatMessages';
 
 const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 

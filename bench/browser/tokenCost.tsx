@@ -18,11 +18,11 @@ import { createAgentEventFactory } from '../../protocol/createAgentEventFactory'
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { createLocalAgentProvider, type LocalAgentInput } from '../../providers/local/createLocalAgentProvider';
 import type { LocalAgentChunk } from '../../providers/local/localAgentChunks';
-import type { XChatSource } from '../../react/createXChatSource';
 import { type UseXChatResult, useXChat } from '../../react/useXChat';
 import { useXChatMessage, useXChatSelector } from '../../react/useXChatSelector';
 import { XChatMessageList, type XChatMessageProps } from '../../react/XChatMessageList';
-import { createXChatConversations } from '../../react/xChatConversations';
+import type { XChatSource } from '../../runtime/createXChatSource';
+import { createXChatConversations } from '../../runtime/xChatConversations';
 
 /** What `window.tokenCostStart()` resolves with once the stream has been shown. */
 export interface TokenCostResult {

@@ -8,8 +8,8 @@ import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentProvider } from '../../providers/AgentProvider';
 import { eventTypesOf } from '../../providers/eventTypeGroups';
 import { useXChat } from '../../react/useXChat';
-import { createXChatConversations, type XChatConversations } from '../../react/xChatConversations';
 import type { AgentConnectionState } from '../../runtime/connectionMachine';
+import { createXChatConversations, type XChatConversations } from '../../runtime/xChatConversations';
 import { AgentTransportError } from '../../transports/AgentTransportError';
 import { createSSETransport, type SSEChunk } from '../../transports/createSSETransport';
 

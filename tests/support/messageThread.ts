@@ -3,9 +3,9 @@ import type { AgentMessageInfo } from '../../machines/selectors';
 import { createAgentEventFactory } from '../../protocol/createAgentEventFactory';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { createLocalAgentProvider } from '../../providers/local/createLocalAgentProvider';
-import { createXChatSource } from '../../react/createXChatSource';
-import { createXChatMessageLayer } from '../../react/xChatMessageLayer';
 import { createXChatRuntime } from '../../runtime/createXChatRuntime';
+import { createXChatSource } from '../../runtime/createXChatSource';
+import { createXChatMessageLayer } from '../../runtime/xChatMessageLayer';
 
 /** A finished assistant message `id` of run-1 as a list shows it. */
 export function messageInfo(id: string, content = `text of ${id}`): AgentMessageInfo {

@@ -1,10 +1,10 @@
 import { Button, Card, Empty, Flex, Input, Space, Tag, Typography } from 'antd';
 import { memo, useState } from 'react';
 import type { AgentApprovalState, AgentState } from '../../../machines/agentState';
-import type { XChatSource } from '../../../react/createXChatSource';
 import { useXChatApproval, useXChatSelector } from '../../../react/useXChatSelector';
 import type { AgentCommandState } from '../../../runtime/commandBook';
 import type { AgentActions } from '../../../runtime/createXChatRuntime';
+import type { XChatSource } from '../../../runtime/createXChatSource';
 import { commandOf } from './commandStatus';
 import type { DemoInput } from './demoProviders';
 

@@ -2,7 +2,7 @@ import { Bubble, type BubbleItemType, Prompts, Sender } from '@ant-design/x';
 import { Alert, Avatar, Button, Flex, Typography } from 'antd';
 import { useState } from 'react';
 import type { AgentRunState, AgentState } from '../../../machines/agentState';
-import type { XChatParsedMessage } from '../../../react/parseXChatMessages';
+import type { XChatParsedMessage } from '../../../runtime/parseXChatMessages';
 import type { DemoBubble } from './messageText';
 import { RunActivity, runActivityItems } from './RunActivity';
 

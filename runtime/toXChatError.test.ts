@@ -7,7 +7,6 @@ import { AgentProviderError } from '../providers/AgentProviderError';
 import { defineAgentProvider } from '../providers/defineAgentProvider';
 import { eventTypesOf } from '../providers/eventTypeGroups';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
-import { createXChatRuntime, type XChatRuntime, type XChatSnapshot } from '../runtime/createXChatRuntime';
 import {
   createRemoteRuntime,
   type RemoteRun,
@@ -16,6 +15,7 @@ import {
 } from '../tests/support/remoteRuntime';
 import { until } from '../tests/support/until';
 import { AgentTransportError } from '../transports/AgentTransportError';
+import { createXChatRuntime, type XChatRuntime, type XChatSnapshot } from './createXChatRuntime';
 import { isSameXChatError, toXChatError, type XChatError } from './toXChatError';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));

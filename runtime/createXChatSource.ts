@@ -1,8 +1,8 @@
 import type { AgentState } from '../machines/agentState';
 import { type AgentMessageInfo, selectRunningRuns } from '../machines/selectors';
-import type { AgentCommandState } from '../runtime/commandBook';
-import type { AgentConnectionState } from '../runtime/connectionMachine';
-import type { XChatRuntime } from '../runtime/createXChatRuntime';
+import type { AgentCommandState } from './commandBook';
+import type { AgentConnectionState } from './connectionMachine';
+import type { XChatRuntime } from './createXChatRuntime';
 import { isSameXChatError, toXChatError, type XChatError } from './toXChatError';
 import { changedXChatMessageKeys } from './xChatMessageIndex';
 import type { XChatMessageLayer } from './xChatMessageLayer';

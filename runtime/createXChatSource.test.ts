@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEmptyAgentState } from '../machines/agentState';
-import type { XChatRuntime, XChatSnapshot } from '../runtime/createXChatRuntime';
+import type { XChatRuntime, XChatSnapshot } from './createXChatRuntime';
 import { createXChatSource } from './createXChatSource';
 import { createXChatMessageLayer } from './xChatMessageLayer';
 

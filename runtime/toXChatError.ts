@@ -1,6 +1,6 @@
 import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import type { AgentState } from '../machines/agentState';
-import type { XChatSnapshot } from '../runtime/createXChatRuntime';
+import type { XChatSnapshot } from './createXChatRuntime';
 
 /** Where an error a chat shows came from. */
 export type XChatErrorSource = 'run' | 'connection' | 'checkpoint' | 'command';

@@ -1,5 +1,5 @@
 import type { AgentProvider } from '../providers/AgentProvider';
-import { createXChatRuntime, type XChatRuntime, type XChatRuntimeOptions } from '../runtime/createXChatRuntime';
+import { createXChatRuntime, type XChatRuntime, type XChatRuntimeOptions } from './createXChatRuntime';
 
 /** What a new conversation's runtime is made with, beside its provider and session id. */
 export type XChatConversationOptions = Omit<
