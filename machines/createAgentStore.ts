@@ -1,4 +1,4 @@
-import { createActor, type InspectionEvent } from 'xstate';
+import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import { AGENT_EVENT_ADMITTED, type AgentEventAdmission } from '../protocol/admittedEvents';
 import type { AgentCommand } from '../protocol/commandSchemas';
 import { AgentError, AgentProtocolError } from '../protocol/errors';
@@ -24,13 +24,19 @@ import type { EventOutcome, SessionRef, StoreCore } from './store/storeCore';
 
 export type AgentProtocolMode = 'record' | 'strict';
 
+/** What XState's `inspect` option takes: an observer of inspection events, or a function. */
+export type AgentInspect = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
 export interface AgentStoreOptions {
   /** `record` (default) keeps going and lists issues in `AgentState.issues`; `strict` throws `AgentProtocolError`. */
   protocolMode?: AgentProtocolMode;
   /** The clock commands are checked against (approval expiry). Default `Date.now`. */
   now?: () => number;
-  /** Passed to XState: the Stately inspector, or any observer, sees the whole actor system. */
-  inspect?: (event: InspectionEvent) => void;
+  /**
+   * Passed to XState: the Stately inspector (`createBrowserInspector().inspect` as it is), or
+   * any observer or function, sees the whole actor system.
+   */
+  inspect?: AgentInspect;
   /** Bounds on what one `state.delta` or `activity.delta` may do; a patch past them is `invalid_patch`. */
   statePatchLimits?: StatePatchLimits;
 }

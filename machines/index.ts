@@ -29,7 +29,7 @@ export type { StatePatchLimits } from './applyStatePatch';
 export { DEFAULT_STATE_PATCH_LIMITS } from './applyStatePatch';
 export { approvalMachine } from './approvalMachine';
 export { artifactMachine } from './artifactMachine';
-export type { AgentProtocolMode, AgentStore, AgentStoreOptions } from './createAgentStore';
+export type { AgentInspect, AgentProtocolMode, AgentStore, AgentStoreOptions } from './createAgentStore';
 export { createAgentStore } from './createAgentStore';
 export type { ToolCallArgumentsPreview } from './createToolCallArgumentsPreview';
 export { createToolCallArgumentsPreview } from './createToolCallArgumentsPreview';

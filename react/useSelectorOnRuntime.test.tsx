@@ -1,7 +1,9 @@
 // @vitest-environment jsdom
 import { act, cleanup, render } from '@testing-library/react';
 import { useSelector } from '@xstate/react';
+import { useSyncExternalStore } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
 import { createXChatRuntime, type XChatRuntime } from '../runtime/createXChatRuntime';
 import { createRemoteRuntime, requestCompletedRun } from '../tests/support/remoteRuntime';
 
@@ -9,14 +11,24 @@ afterEach(cleanup);
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-/** The number of messages, read with `useSelector` straight from the runtime's actor. */
+/** The number of messages, read through the runtime's `subscribe` and `getSnapshot`. */
 function MessageCount({ chat, rendered }: { chat: XChatRuntime<unknown>; rendered: number[] }) {
-  const count = useSelector(chat.actor, ({ context }) => context.view.messages.length);
+  const count = useSyncExternalStore(chat.subscribe, () => chat.getSnapshot().messages.length);
   rendered.push(count);
   return <p data-testid="count">{count}</p>;
 }
 
-describe('useSelector on the runtime actor', () => {
+/** The conversation machine's state, read with `useSelector` straight from the runtime's actor. */
+function Phase({ chat }: { chat: XChatRuntime<unknown> }) {
+  const phase = useSelector(chat.actor, (snapshot) => String(snapshot.value));
+  const runs = useSelector(
+    chat.actor,
+    (snapshot) => Object.keys(snapshot.children.session?.getSnapshot().children ?? {}).length,
+  );
+  return <p data-testid="phase">{`${phase} ${runs}`}</p>;
+}
+
+describe('reading the runtime from React', () => {
   it('renders the view as it is now, and follows it', async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
@@ -31,5 +43,24 @@ describe('useSelector on the runtime actor', () => {
       for (let index = 0; index < 3; index += 1) await tick();
     });
     expect(view.getByTestId('count').textContent).toBe('2');
+  });
+
+  it('selects the conversation machine from its actor: restoring, then ready, with no run actor left after a run', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({
+      provider: remote.provider,
+      sessionId: 'session-1',
+      checkpointStorage: createMemoryAgentCheckpointStorage(),
+    });
+    const view = render(<Phase chat={chat} />);
+    expect(view.getByTestId('phase').textContent).toBe('restoring 0');
+    await act(async () => {
+      await chat.restored;
+    });
+    expect(view.getByTestId('phase').textContent).toBe('ready 0');
+    await act(async () => {
+      await requestCompletedRun(chat, remote, 'Go');
+    });
+    expect(view.getByTestId('phase').textContent).toBe('ready 0');
   });
 });

@@ -220,7 +220,10 @@ describe('useXChat projects the conversation', () => {
     expect(actors.get('connection')).toMatchObject({ value: 'idle' });
     // The store's session, run and message actors: their snapshots carry the run's messages.
     expect(actors.size).toBeGreaterThan(3);
-    expect(chat.chat.chat.runtime.actor.getSnapshot().context.view.messages).toHaveLength(2);
+    // One system: the store's session actor is the conversation actor's child.
+    expect(actors.get('session')).toMatchObject({ status: 'active' });
+    expect(chat.chat.chat.runtime.actor.getSnapshot().children.session?.getSnapshot()).toBe(actors.get('session'));
+    expect(chat.chat.chat.runtime.getSnapshot().messages).toHaveLength(2);
   });
 });
 

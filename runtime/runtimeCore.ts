@@ -1,7 +1,8 @@
+import type { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import type { AgentStore } from '../machines/createAgentStore';
 import type { AnyAgentProvider } from '../providers/AgentProvider';
 import type { CommandBook } from './commandBook';
-import type { CommandLaneRef } from './xChatRuntimeMachine';
+import type { CommandLaneRef, XChatRuntimeEvent } from './xChatRuntimeMachine';
 
 /** A run the runtime started. */
 export interface RuntimeRun {
@@ -20,6 +21,20 @@ export interface RuntimeRun {
 /** What makes a checkpoint worth saving: throttled for batches and cursors, at once for the rest. */
 export type CheckpointReason = 'batch' | 'cursor' | 'command' | 'started' | 'terminal';
 
+/** What a view shows beside the actors' snapshots; the runtime's parts write it, the view reads it. */
+export interface RuntimeStatus {
+  /** The last error a run broke off with outside a caller's await, until the next run starts. */
+  error: unknown;
+  /** The last checkpoint that could not be read or saved. */
+  checkpointError: AgentCheckpointError | undefined;
+  /** Requests waiting for the restore to finish. */
+  waiting: number;
+  /** `destroy` was called. */
+  destroyed: boolean;
+  /** And its streams and commands have wound down: its actor and store are stopped. */
+  disposed: boolean;
+}
+
 /** What the parts of one interaction runtime share: its conversation, runs and command states. */
 export interface RuntimeCore {
   readonly sessionId: string;
@@ -27,6 +42,7 @@ export interface RuntimeCore {
   readonly store: AgentStore;
   readonly runs: Map<string, RuntimeRun>;
   readonly book: CommandBook;
+  readonly status: RuntimeStatus;
   /**
    * Runs AgentState shows running that this runtime cannot follow: restored from a
    * checkpoint without a cursor or a resumable provider. Nothing here will end them.
@@ -34,6 +50,8 @@ export interface RuntimeCore {
   readonly strandedRuns: Set<string>;
   /** Tells the runtime's listeners, in a task of their own. */
   schedule(): void;
+  /** Sends an event to the conversation's actor, unless it is stopped. */
+  send(event: XChatRuntimeEvent): void;
   /** The provider a run's commands and continuations go to: the one that ran it here, else the runtime's. */
   providerOf(runId: string): AnyAgentProvider;
   /** Something a checkpoint holds changed (no-op without a checkpoint storage). */

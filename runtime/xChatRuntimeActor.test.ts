@@ -58,16 +58,17 @@ describe('the interaction runtime as an actor', () => {
     expect(connection?.getSnapshot().value).toBe('idle');
   });
 
-  it('tells its listeners in a task of their own, once its context has the change; makes no view while nobody watches', async () => {
+  it('tells its listeners in a task of their own, after the change; its actor takes no event per streamed change', async () => {
     const remote = createRemoteRuntime();
-    let viewsMade = 0;
+    /** The events the conversation's own actor took, but for the streams' and the lanes'. */
+    const taken: string[] = [];
     const inspect = (event: InspectionEvent) => {
-      if (event.type === '@xstate.event' && event.event.type === 'view.changed') viewsMade += 1;
+      if (event.type !== '@xstate.event' || (event.actorRef as AnyActorRef).id !== 'xChat') return;
+      if (!/^(stream|restore|lane|xstate)\./.test(event.event.type)) taken.push(event.event.type);
     };
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', inspect });
-    // What the actor's context held each time a listener was called, beside the view then.
-    const told: Array<[unknown, unknown]> = [];
-    const unsubscribe = chat.subscribe(() => told.push([chat.actor.getSnapshot().context.view, chat.getSnapshot()]));
+    const told: unknown[] = [];
+    const unsubscribe = chat.subscribe(() => told.push(chat.getSnapshot()));
     const started = remote.nextRun();
     const result = chat.request({ prompt: 'Go' });
     const run = await started;
@@ -83,34 +84,27 @@ describe('the interaction runtime as an actor', () => {
     run.end();
     await result;
     await settle();
-    for (const [context, view] of told) expect(context).toBe(view);
-    expect(chat.actor.getSnapshot().context.view.messages.at(-1)?.message.content).toBe('Hello');
-    expect(chat.actor.getSnapshot().context.view.isRequesting).toBe(false);
+    expect(chat.getSnapshot().messages.at(-1)?.message.content).toBe('Hello');
+    expect(chat.getSnapshot().isRequesting).toBe(false);
     unsubscribe();
 
-    // Nobody watches: a whole run makes no view, and reading the actor brings it up to date.
+    // Nobody watches: nobody is told, and the view read afterwards has the whole run.
     const count = told.length;
-    const made = viewsMade;
     await requestCompletedRun(chat, remote, 'Again');
     await settle();
     expect(told.length).toBe(count);
-    expect(viewsMade).toBe(made);
-    expect(chat.actor.getSnapshot().context.view.messages.map(({ message }) => message.content)).toEqual([
-      'Go',
-      'Hello',
-      'Again',
-    ]);
-    expect(viewsMade).toBe(made + 1);
+    expect(chat.getSnapshot().messages.map(({ message }) => message.content)).toEqual(['Go', 'Hello', 'Again']);
+    // The view is selected from the actors, never sent to one.
+    expect(taken).toEqual([]);
   });
 
-  it("lets xstate's waitFor and a listener subscribed after a change see that change", async () => {
+  it("lets xstate's waitFor follow a child of the conversation, and a listener subscribed after a change see that change", async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
     await requestCompletedRun(chat, remote, 'Go');
     await settle();
-    await expect(
-      waitFor(chat.actor, ({ context }) => context.view.messages.length === 1, { timeout: 300 }),
-    ).resolves.toBeDefined();
+    const connection = childrenOf(chat).connection as AnyActorRef;
+    await expect(waitFor(connection, (snapshot) => snapshot.value === 'idle', { timeout: 300 })).resolves.toBeDefined();
 
     // A change, then a listener in the same task: the task's notification reaches it.
     const next = remote.nextRun();
@@ -151,10 +145,10 @@ describe('the interaction runtime as an actor', () => {
     });
     // The waiting run had all it waited for and, without autoContinue, has finished: its lane is stopped.
     expect(lanes.at(-1)).toEqual([]);
-    expect(Object.keys(childrenOf(chat))).toEqual(['connection']);
+    expect(Object.keys(childrenOf(chat)).sort()).toEqual(['connection', 'session']);
   });
 
-  it('takes a command sent from inside its own observer, in order', async () => {
+  it("takes a command sent from inside the store's listener, while the stream is dispatching, in order", async () => {
     const remote = createRemoteRuntime({
       *onCommand(command, run) {
         if (command.type === 'approval.resolve') {
@@ -167,9 +161,9 @@ describe('the interaction runtime as an actor', () => {
     const result = chat.request({ prompt: 'Delete the report' });
     const run = await started;
     const decided: Array<Promise<unknown>> = [];
-    // An observer of the actor is called while the actor takes the change: what it sends waits its turn.
-    const subscription = chat.actor.subscribe(({ context }) => {
-      const waiting = Object.values(context.view.agentState.approvals).filter(({ status }) => status === 'waiting');
+    // The store's listener is called as each event is dispatched: what it sends waits its turn.
+    const unsubscribe = chat.store.subscribe(() => {
+      const waiting = Object.values(chat.store.getSnapshot().approvals).filter(({ status }) => status === 'waiting');
       if (waiting.length < 2 || decided.length > 0) return;
       for (const approval of waiting) {
         decided.push(
@@ -181,9 +175,9 @@ describe('the interaction runtime as an actor', () => {
       events.emit('approval.requested', { approvalId: 'first' }),
       events.emit('approval.requested', { approvalId: 'second' }),
     ]);
-    await until(() => decided.length === 2, 'the observer to decide');
+    await until(() => decided.length === 2, 'the listener to decide');
     await Promise.all(decided);
-    subscription.unsubscribe();
+    unsubscribe();
     expect(remote.calls.map((command) => command.payload)).toEqual([
       { approvalId: 'first', decision: 'approved' },
       { approvalId: 'second', decision: 'approved' },
@@ -198,7 +192,7 @@ describe('the interaction runtime as an actor', () => {
     expect((await result).status).toBe('completed');
   });
 
-  it('refuses a command sent behind a cancel from inside its observer, as it would outside', async () => {
+  it("refuses a command sent behind a cancel from inside the store's listener, as it would outside", async () => {
     // The runtime takes the cancel and never confirms it: the cancel times out.
     const remote = createRemoteRuntime({ *onCommand() {} });
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', cancelTimeoutMs: 30 });
@@ -206,8 +200,8 @@ describe('the interaction runtime as an actor', () => {
     const result = chat.request({ prompt: 'Delete the report' });
     const run = await started;
     const sent: Array<Promise<unknown>> = [];
-    const subscription = chat.actor.subscribe(({ context }) => {
-      const waiting = Object.values(context.view.agentState.approvals).some(({ status }) => status === 'waiting');
+    const unsubscribe = chat.store.subscribe(() => {
+      const waiting = Object.values(chat.store.getSnapshot().approvals).some(({ status }) => status === 'waiting');
       if (!waiting || sent.length > 0) return;
       sent.push(chat.agentActions.cancelRun({ runId: run.runId }).catch((error: unknown) => error));
       sent.push(
@@ -217,8 +211,8 @@ describe('the interaction runtime as an actor', () => {
       );
     });
     run.push((events) => [events.emit('approval.requested', { approvalId: 'a-1' })]);
-    await until(() => sent.length === 2, 'the observer to act');
-    subscription.unsubscribe();
+    await until(() => sent.length === 2, 'the listener to act');
+    unsubscribe();
     const [cancelled, approved] = await Promise.all(sent);
     expect(approved).toMatchObject({ code: 'invalid_command', message: expect.stringMatching(/being cancelled/) });
     expect(cancelled).toMatchObject({ code: 'interrupted' });
@@ -250,7 +244,7 @@ describe('the interaction runtime as an actor', () => {
     expect(chat.getSnapshot().connectionState).toBe('idle');
   });
 
-  it("shows its own actors and the store's to `inspect`", async () => {
+  it("is one actor system with the store's actors, all shown to `inspect`", async () => {
     const remote = createRemoteRuntime({
       *onCommand(command, run) {
         if (command.type === 'approval.resolve') {
@@ -259,8 +253,11 @@ describe('the interaction runtime as an actor', () => {
       },
     });
     const ids = new Set<string>();
+    const systems = new Set<unknown>();
     const inspect = (event: InspectionEvent) => {
-      if (event.type === '@xstate.actor') ids.add((event.actorRef as AnyActorRef).id);
+      if (event.type !== '@xstate.actor') return;
+      ids.add((event.actorRef as AnyActorRef).id);
+      systems.add((event.actorRef as AnyActorRef).system);
     };
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', inspect });
     const started = remote.nextRun();
@@ -280,7 +277,11 @@ describe('the interaction runtime as an actor', () => {
     expect(ids).toContain('xChat');
     expect(ids).toContain('connection');
     expect(ids).toContain(commandLaneId(run.runId));
-    // The store's session actor, in the same observer.
-    expect([...ids].some((id) => id !== 'xChat' && id !== 'connection' && !id.startsWith('lane:'))).toBe(true);
+    // The store's session actor, its run and the run's entities: one system, the conversation's.
+    expect(ids).toContain('session');
+    expect(ids).toContain(`run:${run.runId}`);
+    expect(ids).toContain('approval:approval-1');
+    expect([...systems]).toEqual([chat.actor.system]);
+    expect(chat.actor.system.get('session')).toBe(chat.actor.getSnapshot().children.session);
   });
 });

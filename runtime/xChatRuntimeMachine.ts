@@ -1,15 +1,13 @@
-import { type ActorRefFrom, assign, enqueueActions, sendTo, setup, stopChild } from 'xstate';
+import { type ActorRefFrom, enqueueActions, sendTo, setup, stopChild } from 'xstate';
+import { sessionMachine } from '../machines/sessionMachine';
 import { commandLaneMachine } from './commandLaneMachine';
 import { type ConnectionMachineEvent, connectionMachine } from './connectionMachine';
-import type { XChatSnapshot } from './xChatSnapshot';
 
 export type XChatRuntimeEvent =
   /** Goes to the connection machine, the runtime's `connection` child. */
   | ConnectionMachineEvent
   /** The restore from the checkpoint is over (done or failed): requests and commands go ahead. */
   | { type: 'restore.settled' }
-  /** What a view reads changed; listeners hear of it in a task of their own. */
-  | { type: 'view.changed'; view: XChatSnapshot }
   /**
    * A command for a run's lane: the lane (a child named `lane:<runId>`) is spawned on the
    * run's first command, and takes the command after those before it.
@@ -24,14 +22,11 @@ export interface XChatRuntimeInput {
   sessionId: string;
   /** The conversation has a checkpoint storage: the runtime starts `restoring` from it. */
   checkpointed: boolean;
-  view: XChatSnapshot;
 }
 
 export interface XChatRuntimeContext {
   sessionId: string;
   checkpointed: boolean;
-  /** What the runtime's listeners were last told. */
-  view: XChatSnapshot;
 }
 
 /** The actor of one run's command lane, a child of the runtime. */
@@ -43,14 +38,15 @@ export function commandLaneId(runId: string): `lane:${string}` {
 }
 
 /**
- * The interaction runtime of one conversation as an actor: while a checkpoint is read it
- * is `restoring` (requests wait, commands are refused), then `ready`. Its children are the
- * connection machine (`connection`, which every `restore.*` and `stream.*` event goes to)
- * and one command lane per run with commands (`lane:<runId>`, spawned on the run's first
- * command and stopped when the run has finished with none left): commands reach their lane
- * through it, so they keep their order even when sent while it is busy. Its context is the view
- * its listeners were last told of (`XChatSnapshot`). The runtime provides the lanes'
- * `execute` actor; the store's actors form a system of their own.
+ * One conversation as one actor system: while a checkpoint is read it is `restoring`
+ * (requests wait, commands are refused), then `ready`. Its children are the store's session
+ * actor (`session`, which owns a `run:<runId>` actor per live run, which owns an actor per
+ * live entity), the connection machine (`connection`, which every `restore.*` and
+ * `stream.*` event goes to) and one command lane per run with commands (`lane:<runId>`,
+ * spawned on the run's first command and stopped when the run has finished with none left):
+ * commands reach their lane through it, so they keep their order even when sent while it is
+ * busy. What views read is selected from these snapshots (`XChatRuntime.getSnapshot`), never
+ * copied into its context. The runtime provides the lanes' `execute` actor.
  */
 export const xChatRuntimeMachine = setup({
   types: {
@@ -60,15 +56,14 @@ export const xChatRuntimeMachine = setup({
     // The children by id: the lanes' ids as a pattern, so the children's type (written out in
     // the declarations a consumer typechecks) has `connection` beside a `lane:${string}` index
     // rather than beside a `string` index it does not fit (TS2411 under skipLibCheck: false).
-    children: {} as { connection: 'connection'; [id: `lane:${string}`]: 'commandLane' },
+    children: {} as { connection: 'connection'; session: 'session'; [id: `lane:${string}`]: 'commandLane' },
   },
-  actors: { connection: connectionMachine, commandLane: commandLaneMachine },
+  actors: { connection: connectionMachine, session: sessionMachine, commandLane: commandLaneMachine },
   guards: {
     checkpointed: ({ context }) => context.checkpointed,
   },
   actions: {
     toConnection: sendTo('connection', ({ event }) => event as ConnectionMachineEvent),
-    keepView: assign({ view: ({ context, event }) => (event.type === 'view.changed' ? event.view : context.view) }),
     toLane: enqueueActions(({ event, enqueue, self }) => {
       if (event.type !== 'lane.enqueue' && event.type !== 'lane.cancel_settled') return;
       const id = commandLaneId(event.runId);
@@ -88,13 +83,15 @@ export const xChatRuntimeMachine = setup({
   },
 }).createMachine({
   id: 'xChat',
-  context: ({ input }) => ({ sessionId: input.sessionId, checkpointed: input.checkpointed, view: input.view }),
-  invoke: { id: 'connection', systemId: 'connection', src: 'connection' },
+  context: ({ input }) => ({ sessionId: input.sessionId, checkpointed: input.checkpointed }),
+  invoke: [
+    { id: 'session', systemId: 'session', src: 'session' },
+    { id: 'connection', systemId: 'connection', src: 'connection' },
+  ],
   initial: 'starting',
   on: {
     'restore.*': { actions: 'toConnection' },
     'stream.*': { actions: 'toConnection' },
-    'view.changed': { actions: 'keepView' },
     'lane.enqueue': { actions: 'toLane' },
     'lane.cancel_settled': { actions: 'toLane' },
     'lane.close': { actions: 'closeLane' },
