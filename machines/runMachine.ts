@@ -474,6 +474,8 @@ export const agentRunMachine = setup({
     pending: {
       on: {
         'run.started': { target: 'running', actions: 'start' },
+        // A command is no protocol event: before the start there is nothing to cancel (`can` says no).
+        'run.cancel': {},
         '*': { actions: 'refuseBeforeStart' },
       },
     },
@@ -521,6 +523,11 @@ export const agentRunMachine = setup({
       always: { guard: not('waitsForInput'), target: 'completed', actions: 'letGoOfAll' },
       on: {
         ...ENTITY_EVENTS_WHILE_WAITING,
+        // The run has ended: a second start or terminal is refused, as the store refuses it.
+        'run.started': { actions: 'refuseSecondStart' },
+        'run.completed': { actions: 'refuseAfterTerminal' },
+        'run.failed': { actions: 'refuseAfterTerminal' },
+        'run.cancelled': { actions: 'refuseAfterTerminal' },
         'run.entity_forwarded': [
           { guard: 'wasRefused', actions: 'refuseForwarded' },
           { guard: 'isNoLongerPending', actions: 'letGo' },
