@@ -10,6 +10,7 @@ import { AGENT_COMMAND_PROTOCOL_VERSION, AGENT_EVENT_PROTOCOL_VERSION } from '..
 import { AgentCommandError } from '../providers/AgentCommandError';
 import { isContinuedInState, isReadyToContinue } from './agentLoop';
 import type { ConnectionMachineEvent } from './connectionMachine';
+import type { OpenStream } from './conversationStreams';
 import type { RuntimeCore } from './runtimeCore';
 
 export interface ConversationCheckpointOptions {
@@ -150,4 +151,37 @@ function findNotContinued(state: AgentState, sessionId: string): AgentCheckpoint
     `Run ${describeCheckpointKey(runId)}${more} had every input it waited for, but no run continuing it was saved (the page may have closed before the continuation was): continue it with agentActions.continueRun`,
     { runId, path: `state.runs.${runId}` },
   );
+}
+
+/**
+ * Restores the conversation (`restoreConversation`) and then resumes each running run it
+ * can from its cursor, once the conversation's actor is `ready`. A restore that fails, or a
+ * resumed stream that breaks off, is the conversation's last error.
+ */
+export function restoreAndResume(
+  core: RuntimeCore,
+  options: ConversationCheckpointOptions,
+  stream: OpenStream,
+  failed: (error: unknown) => void,
+): Promise<void> {
+  const { status } = core;
+  const canResume = (runId: string) => {
+    const provider = core.providerOf(runId);
+    return provider.capabilities.resumable === true && provider.transport.resume !== undefined;
+  };
+  return restoreConversation(core, options, core, canResume)
+    .then(({ resume, error }) => {
+      if (status.destroyed) return;
+      core.send({ type: 'restore.settled' });
+      if (error !== undefined) {
+        status.error = error;
+        if (AgentCheckpointError.isInstance(error)) status.checkpointError = error;
+      }
+      core.schedule();
+      for (const run of resume) stream(run.input, core.providerOf(run.runId), undefined, 0, run).catch(failed);
+    })
+    .catch((error: unknown) => {
+      // Destroyed while restoring, the store it was filling is gone: there is nothing to restore into.
+      if (!status.destroyed) throw error;
+    });
 }

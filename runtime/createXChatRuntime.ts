@@ -1,5 +1,4 @@
 import { type Actor, createActor, fromPromise, type SnapshotFrom } from 'xstate';
-import { AgentCheckpointError } from '../checkpoint/AgentCheckpointError';
 import { createAgentCheckpointCoordinator } from '../checkpoint/createAgentCheckpointCoordinator';
 import { createAgentStoreOn } from '../machines/createAgentStore';
 import { AgentError } from '../protocol/errors';
@@ -10,12 +9,12 @@ import { createAgentLoop } from './agentLoop';
 import { CommandBook } from './commandBook';
 import { commandLaneMachine } from './commandLaneMachine';
 import type { AgentConnectionState } from './connectionMachine';
-import { buildConversationCheckpoint, restoreConversation } from './conversationCheckpoint';
+import { buildConversationCheckpoint, restoreAndResume } from './conversationCheckpoint';
 import { createConversationLifecycle } from './conversationLifecycle';
 import { createConversationStreams } from './conversationStreams';
 import { createAgentActions } from './createAgentActions';
 import { createCommandRunner } from './createCommandRunner';
-import type { RuntimeCore } from './runtimeCore';
+import { closeLaneWhenIdle, type RuntimeCore } from './runtimeCore';
 import { type CommandLaneRef, commandLaneId, xChatRuntimeMachine } from './xChatRuntimeMachine';
 import type { XChatRequestOptions, XChatRuntime, XChatRuntimeOptions } from './xChatRuntimeTypes';
 import { createXChatView } from './xChatView';
@@ -98,18 +97,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     findLane,
     enqueueCommand: (runId, commandId, cancels) => core.send({ type: 'lane.enqueue', runId, commandId, cancels }),
     settleCancel: (runId) => core.send({ type: 'lane.cancel_settled', runId }),
-    closeLane: (runId) => {
-      const lane = findLane(runId);
-      if (lane === undefined) return;
-      // The outcome of a lane's last command closes it from within that command: the lane
-      // finishes the command (back to idle) before it is stopped.
-      if (lane.getSnapshot().matches({ execution: 'idle' })) return core.send({ type: 'lane.close', runId });
-      const subscription = lane.subscribe((snapshot) => {
-        if (!snapshot.matches({ execution: 'idle' })) return;
-        subscription.unsubscribe();
-        if (findLane(runId) === lane) core.send({ type: 'lane.close', runId });
-      });
-    },
+    closeLane: (runId) => closeLaneWhenIdle(core, runId),
   };
   const { status } = core;
   const coordinator =
@@ -152,24 +140,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const restored =
     storage === undefined
       ? Promise.resolve()
-      : restoreConversation(core, { storage, migrate: options.checkpoint?.migrate }, core, (runId) => {
-          const provider = core.providerOf(runId);
-          return provider.capabilities.resumable === true && provider.transport.resume !== undefined;
-        })
-          .then(({ resume, error }) => {
-            if (status.destroyed) return;
-            core.send({ type: 'restore.settled' });
-            if (error !== undefined) {
-              status.error = error;
-              if (AgentCheckpointError.isInstance(error)) status.checkpointError = error;
-            }
-            core.schedule();
-            for (const run of resume) stream(run.input, core.providerOf(run.runId), undefined, 0, run).catch(failed);
-          })
-          .catch((error: unknown) => {
-            // Destroyed while restoring, the store it was filling is gone: there is nothing to restore into.
-            if (!status.destroyed) throw error;
-          });
+      : restoreAndResume(core, { storage, migrate: options.checkpoint?.migrate }, stream, failed);
   /** A run of the user's or a continuation: it waits for the restore; the last error was about what came before it. */
   const startRun = async (...args: Parameters<typeof stream>) => {
     await restored;

@@ -67,3 +67,18 @@ export interface RuntimeCore {
   /** Stops the lane of a run that has finished. */
   closeLane(runId: string): void;
 }
+
+/**
+ * Stops the lane of a run that has finished. The outcome of a lane's last command closes it
+ * from within that command: the lane finishes the command (back to idle) before it is stopped.
+ */
+export function closeLaneWhenIdle(core: Pick<RuntimeCore, 'findLane' | 'send'>, runId: string): void {
+  const lane = core.findLane(runId);
+  if (lane === undefined) return;
+  if (lane.getSnapshot().matches({ execution: 'idle' })) return core.send({ type: 'lane.close', runId });
+  const subscription = lane.subscribe((snapshot) => {
+    if (!snapshot.matches({ execution: 'idle' })) return;
+    subscription.unsubscribe();
+    if (core.findLane(runId) === lane) core.send({ type: 'lane.close', runId });
+  });
+}
