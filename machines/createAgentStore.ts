@@ -88,6 +88,7 @@ export interface AgentStore {
  */
 export function createAgentStore(options: AgentStoreOptions = {}): AgentStore {
   const session = createActor(sessionMachine, {
+    id: 'session',
     systemId: 'session',
     ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
   });

@@ -22,6 +22,17 @@ export { defineAgentProvider } from './defineAgentProvider';
 export type { AgentEventTypeGroup } from './eventTypeGroups';
 export { AGENT_EVENT_TYPE_GROUPS, eventTypesOf } from './eventTypeGroups';
 export type {
+  AgentProviderActorCommand,
+  AgentProviderActorContext,
+  AgentProviderActorEmitted,
+  AgentProviderActorInput,
+  AgentProviderActorLogic,
+  AgentProviderActorOptions,
+  AgentProviderActorOutput,
+  AgentProviderActorSnapshot,
+} from './fromAgentProvider';
+export { fromAgentProvider } from './fromAgentProvider';
+export type {
   LocalAgentContext,
   LocalAgentInput,
   LocalAgentProviderOptions,
