@@ -224,8 +224,22 @@ export function toMermaidStateDiagram(machine: AnyStateMachine): string {
   return ['stateDiagram-v2', ...top.map((line) => `  ${line}`), ''].join('\n');
 }
 
-/** The Markdown file of one machine: its id, where it comes from, and its diagram. */
-export function toDiagramDocument({ machine, source }: MachineDiagramSource): string {
+/** The actors a machine spawns or invokes, linked to their own diagrams when they have one. */
+function describeChildren(machine: AnyStateMachine, sources: readonly MachineDiagramSource[]): string[] {
+  const actors = Object.entries((machine.implementations.actors ?? {}) as Record<string, { id?: unknown }>);
+  if (actors.length === 0) return [];
+  const drawn = new Set(sources.map((entry) => entry.machine.id));
+  const names = actors.map(([name, logic]) =>
+    typeof logic.id === 'string' && drawn.has(logic.id) ? `[\`${name}\`](${logic.id}.md)` : `\`${name}\``,
+  );
+  return [`Its children (the actors it spawns or invokes): ${names.join(', ')}.`, ''];
+}
+
+/** The Markdown file of one machine: its id, where it comes from, its children, and its diagram. */
+export function toDiagramDocument(
+  { machine, source }: MachineDiagramSource,
+  sources: readonly MachineDiagramSource[] = MACHINE_DIAGRAM_SOURCES,
+): string {
   return [
     `# ${machine.id}`,
     '',
@@ -233,6 +247,7 @@ export function toDiagramDocument({ machine, source }: MachineDiagramSource): st
     'Do not edit it by hand: change the machine and run `npm run diagrams` again (`tests/diagrams.test.ts`',
     'fails while this file and the machine disagree).',
     '',
+    ...describeChildren(machine, sources),
     '```mermaid',
     toMermaidStateDiagram(machine).trimEnd(),
     '```',
@@ -256,7 +271,9 @@ export function toDiagramIndex(sources: readonly MachineDiagramSource[]): string
 /** Every generated file, by repository-relative path, in a stable order. */
 export function machineDiagramFiles(sources: readonly MachineDiagramSource[] = MACHINE_DIAGRAM_SOURCES) {
   const files = new Map<string, string>();
-  for (const entry of sources) files.set(`${DIAGRAMS_DIRECTORY}/${entry.machine.id}.md`, toDiagramDocument(entry));
+  for (const entry of sources) {
+    files.set(`${DIAGRAMS_DIRECTORY}/${entry.machine.id}.md`, toDiagramDocument(entry, sources));
+  }
   files.set(`${DIAGRAMS_DIRECTORY}/README.md`, toDiagramIndex(sources));
   return files;
 }
