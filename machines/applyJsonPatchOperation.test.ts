@@ -13,7 +13,7 @@ const pointerOf = (segments: readonly string[]) => segments.map((segment) => `/$
 /** What `applyStatePatch` makes sure of before it applies an operation (see its checks). */
 function admitted(document: unknown, path: readonly string[], from: readonly string[] | undefined, move: boolean) {
   const indexesLegal = (segments: readonly string[]) => {
-    let value: unknown = document;
+    let value = document;
     for (const [position, segment] of segments.entries()) {
       if (typeof value !== 'object' || value === null) return true;
       if (Array.isArray(value)) {
@@ -25,7 +25,7 @@ function admitted(document: unknown, path: readonly string[], from: readonly str
   };
   const exists = (segments: readonly string[]) => {
     if (document === undefined) return false;
-    let value: unknown = document;
+    let value = document;
     for (const segment of segments) {
       if (typeof value !== 'object' || value === null) return false;
       if (

@@ -13,8 +13,8 @@ import {
   withResultsRows,
 } from './statedSizes';
 
-// The issue's target is 25 KB; the dependencies alone (xstate 12.5, zod/mini 8.7 KB, and then
-// fast-json-patch's core 2.8 KB) came to 23.4 KB, so these guard against growth while that
+// The issue's target is 25 KB; the dependencies alone (xstate 12.5, zod/mini 8.7,
+// fast-json-patch's core 2.8 KB) come to 23.4 KB, so these guard against growth while that
 // is open. The second is what a React app takes in: the core and the hook, React left out.
 // The hostile-input checks (plain JSON with a depth limit, patch limits, clean restores),
 // runs that wait for input, activities and extensions raised the core by 3.4 KB; the
@@ -33,11 +33,9 @@ import {
 // one provider pays (React left out), 69.5 KB then.
 // The run actor standing on its own (spawning, forwarding, the end-of-run policy and issues in
 // the machine), the conversation as one actor system and sanitizeInspection added 1.8 KB to the
-// core and 1.3 KB to the app (45.5, 66.0 and 70.8 KB at 4ca4620). State patches applied by the
-// library's own RFC 6902 operation instead of fast-json-patch's core took 1.8 KB off each (43.7,
-// 64.1 and 69.0 KB): the budgets follow, half a KB above, while issue 25's targets (core 40 KB,
-// app 55 KB) are open.
-const budgetsKb: Record<(typeof statedBundles)[number]['id'], number> = { core: 44.2, react: 64.6, app: 69.5 };
+// core and 1.3 KB to the app (45.5, 66.0 and 70.8 KB at 4ca4620): the budgets follow while
+// issue 25's targets (core 40 KB, app 55 KB) are open.
+const budgetsKb: Record<(typeof statedBundles)[number]['id'], number> = { core: 46, react: 66.5, app: 71.5 };
 
 let failed = false;
 const measured: StatedSize[] = [];
