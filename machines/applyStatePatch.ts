@@ -1,6 +1,9 @@
+// fast-json-patch's ES modules, imported by path: the package's entry also pulls in its
+// observe/compare half (about 1 KB min+gzip in a browser bundle), which this never uses.
+import { applyOperation } from 'fast-json-patch/module/core.mjs';
+import { unescapePathComponent } from 'fast-json-patch/module/helpers.mjs';
 import type { JsonPatchOperation } from '../protocol/eventSchemas';
 import { measureJsonSize } from '../protocol/plainJson';
-import { applyJsonPatchOperation } from './applyJsonPatchOperation';
 
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -9,10 +12,7 @@ export type StatePatchResult = { success: true; state: unknown } | { success: fa
 function segmentsOf(pointer: string): string[] | undefined {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) return undefined;
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer.slice(1).split('/').map(unescapePathComponent);
 }
 
 /** Shallow-copies every container on the way to the parent of `segments`, once per patch. */
@@ -83,7 +83,7 @@ function existsAt(document: unknown, segments: readonly string[]): boolean {
 
 /**
  * The first segment of a pointer that meets an array and is not an index as RFC 6901
- * writes it (`-` only last). An operation would read `01` as `1`, past the containers this
+ * writes it (`-` only last). fast-json-patch reads `01` as `1`, past the containers this
  * copied for the key `01`: such a patch would change the previous state in place.
  */
 function findIllegalArrayIndex(document: unknown, segments: readonly string[]): string | undefined {
@@ -115,7 +115,7 @@ function keyOverhead(segments: readonly string[]): number {
 /**
  * Applies an RFC 6902 patch without touching the input: only the containers on the
  * patched paths are copied, everything else keeps its identity. The operations
- * themselves are `applyJsonPatchOperation`'s. A patch that fails, that moves or copies from a
+ * themselves are fast-json-patch's. A patch that fails, that moves or copies from a
  * pointer that names nothing (`/list/-`, a missing key), that addresses `__proto__`,
  * `constructor` or `prototype`, that moves a value into itself (RFC 6902 §4.4), that
  * has more than `limits.maxOperations` operations or whose result would be larger
@@ -169,7 +169,7 @@ export function applyStatePatch(
         };
       }
     }
-    // An operation would move or copy `undefined` from a pointer that names nothing
+    // fast-json-patch moves or copies `undefined` from a pointer that names nothing
     // (`/list/-`, a missing key), which would leave the state not JSON.
     if ((operation.op === 'move' || operation.op === 'copy') && !existsAt(document, from)) {
       return {
@@ -188,7 +188,7 @@ export function applyStatePatch(
     } else if (operation.op === 'move') {
       added += keyOverhead(path);
     } else if (operation.op === 'copy') {
-      // Measured before the operation clones it: the clone is as large as what it copies.
+      // Measured before fast-json-patch clones it: the clone is as large as what it copies.
       const source = valueAt(document, from);
       added += measureJsonSize(source, maxStateSize, owned) + keyOverhead(path);
       if (measured + added > maxStateSize) {
@@ -203,7 +203,7 @@ export function applyStatePatch(
       document = copyAlong(document, path, owned);
     }
     try {
-      document = applyJsonPatchOperation(document, operation, path, from);
+      document = applyOperation(document, operation, true, true, true, index).newDocument;
     } catch (error) {
       const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
       return { success: false, reason: `operation ${index} (${operation.op} ${operation.path}): ${message}` };
