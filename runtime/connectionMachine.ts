@@ -35,10 +35,21 @@ export interface ConnectionContext {
   error: unknown;
 }
 
-/** How an open stream ends, from any state with one: failed, cannot go on, or closed (idle when it was the last). */
-const streamEnds = {
+/** A stream that failed or cannot go on: counted as closed, its error kept, the connection says so. */
+const streamBreaks = {
   'stream.failed': { target: '#connection.failed', actions: ['close', 'keepError'] },
   'stream.unrecoverable': { target: '#connection.unrecoverable', actions: ['close', 'keepError'] },
+} as const;
+
+/** The same, once the connection has broken: only a stream still open can break again. */
+const anotherStreamBreaks = {
+  'stream.failed': { ...streamBreaks['stream.failed'], guard: 'streaming' },
+  'stream.unrecoverable': { ...streamBreaks['stream.unrecoverable'], guard: 'streaming' },
+} as const;
+
+/** How an open stream ends, from any state with one: failed, cannot go on, or closed (idle when it was the last). */
+const streamEnds = {
+  ...streamBreaks,
   'stream.closed': [{ guard: 'lastStream', target: '#connection.idle', actions: 'close' }, { actions: 'close' }],
 } as const;
 
@@ -58,6 +69,7 @@ export const connectionMachine = setup({
   },
   guards: {
     lastStream: ({ context }) => context.streams <= 1,
+    streaming: ({ context }) => context.streams > 0,
     resumes: ({ event }) => event.type === 'stream.connecting' && event.resume,
     resuming: ({ event }) => event.type === 'restore.done' && event.resuming > 0,
     stranded: ({ event }) => event.type === 'restore.done' && event.stranded > 0,
@@ -89,11 +101,17 @@ export const connectionMachine = setup({
         'restore.done': [
           { guard: 'stranded', target: 'unrecoverable' },
           { guard: 'resuming', target: 'reconnecting' },
+          // A stream opened during the restore is still open: it is being resumed.
+          { guard: 'streaming', target: 'reconnecting' },
           { target: 'idle' },
         ],
         'restore.failed': { target: 'failed', actions: 'keepError' },
-        // A resume opening during the restore keeps the conversation restoring until it is done.
-        'stream.connecting': { actions: 'open' },
+        // A resume opening during the restore keeps the conversation restoring until it is done;
+        // its end is counted, and its error kept, whenever it comes.
+        'stream.connecting': { actions: ['open', 'clearError'] },
+        'stream.failed': { guard: 'streaming', actions: ['close', 'keepError'] },
+        'stream.unrecoverable': { guard: 'streaming', actions: ['close', 'keepError'] },
+        'stream.closed': { actions: 'close' },
       },
     },
     connecting: {
@@ -105,11 +123,12 @@ export const connectionMachine = setup({
     reconnecting: {
       on: { 'stream.connected': { target: 'connected' }, 'stream.reconnecting': {}, ...streamEnds },
     },
+    // Another stream still open may end here too: it is counted, and the latest break is shown.
     unrecoverable: {
-      on: { 'stream.closed': { actions: 'close' } },
+      on: { 'stream.closed': { actions: 'close' }, ...anotherStreamBreaks },
     },
     failed: {
-      on: { 'stream.closed': { actions: 'close' } },
+      on: { 'stream.closed': { actions: 'close' }, ...anotherStreamBreaks },
     },
   },
 });
