@@ -1,6 +1,6 @@
 import { createInspector } from '@statelyai/inspect';
 import { describe, expect, it } from 'vitest';
-import type { InspectionEvent } from 'xstate';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { createXChatRuntime } from '../runtime/createXChatRuntime';
 import { runEvents } from '../tests/support/events';
 import { createRemoteRuntime } from '../tests/support/remoteRuntime';
@@ -44,7 +44,7 @@ describe('sanitizeInspection', () => {
     const given = { count: 0 };
     const counting = (event: InspectionEvent) => {
       if (['@xstate.actor', '@xstate.event', '@xstate.snapshot'].includes(event.type)) given.count += 1;
-      inspect.next(event);
+      inspect.next?.(event);
     };
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({
@@ -109,13 +109,13 @@ describe('sanitizeInspection', () => {
       events.create('message.started', { messageId: 'm1', role: 'assistant', content: 'y'.repeat(500) }),
     ]);
     const snapshots = seen.filter((event) => event.type === '@xstate.snapshot');
-    const message = snapshots.find((event) => event.actorRef.id === 'message:m1');
+    const message = snapshots.find((event) => (event.actorRef as AnyActorRef).id === 'message:m1');
     expect(message?.type === '@xstate.snapshot' && message.snapshot).toMatchObject({
       status: 'active',
       context: { entity: { content: { length: 500 } } },
     });
     const direct: InspectionEvent[] = [];
     createAgentStore({ inspect: { next: (event) => direct.push(event) } }).batch([events.create('run.started', {})]);
-    expect(direct.some((event) => event.type === '@xstate.actor' && event.actorRef.id === 'session')).toBe(true);
+    expect(direct.some((event) => event.type === '@xstate.actor' && (event.actorRef as AnyActorRef).id === 'session')).toBe(true);
   });
 });
