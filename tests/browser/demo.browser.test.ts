@@ -443,40 +443,41 @@ describe.runIf(browserTestsEnabled)('the demo page in Chromium', () => {
           const names = new Map(heard.filter((e) => e.type === '@xstate.actor').map((e) => [e.sessionId, e.name]));
           const last = (name: string) =>
             heard.filter((e) => e.type === '@xstate.snapshot' && names.get(e.sessionId) === name).at(-1);
-          const view = last('xChat')?.view as { connectionState?: string; isRequesting?: boolean } | undefined;
           return (
             [...names.values()].includes('toolCall:tool-1') &&
             last('connection')?.value === 'idle' &&
-            view?.connectionState === 'idle' &&
-            view.isRequesting === false
+            last('toolCall:tool-1')?.value === 'completed'
           );
         },
         undefined,
         { timeout: 30_000, polling: 100 },
       );
-      // The inspector heard the runtime's actors and the store's, and followed the connection.
+      // The inspector heard the conversation's one system, the runtime's actors and the store's,
+      // and followed the connection.
       const heard = await inspector.evaluate(() => (window as unknown as { heard: HeardEvent[] }).heard);
       const names = new Map(heard.filter((event) => event.type === '@xstate.actor').map((e) => [e.sessionId, e.name]));
-      expect([...names.values()]).toEqual(expect.arrayContaining(['xChat', 'connection', 'toolCall:tool-1']));
+      expect([...names.values()]).toEqual(
+        expect.arrayContaining(['xChat', 'session', 'connection', 'toolCall:tool-1']),
+      );
+      const parents = new Map(heard.filter((event) => event.type === '@xstate.actor').map((e) => [e.name, e.parentId]));
+      const idOf = (name: string) => [...names].find(([, actorName]) => actorName === name)?.[0];
+      expect(parents.get('session')).toBe(idOf('xChat'));
       expect([...names.values()].some((name) => name?.startsWith('run:'))).toBe(true);
       const connectionValues = heard
         .filter((event) => event.type === '@xstate.snapshot' && names.get(event.sessionId) === 'connection')
         .map((event) => event.value);
       expect(connectionValues).toContain('connected');
       expect(connectionValues.at(-1)).toBe('idle');
-      // The runtime's view reaches the inspector as a summary, not as the whole AgentState.
-      const views = heard
-        .filter((event) => event.type === '@xstate.snapshot' && names.get(event.sessionId) === 'xChat')
-        .map((event) => event.view);
-      expect(views.at(-1)).toEqual({
-        isRequesting: false,
-        connectionState: 'idle',
-        messages: await inspected.locator('[data-testid="bubble"]').count(),
-        runs: 1,
-        commands: 0,
-        issues: 0,
-        error: false,
+      // Each entity reaches the inspector with its whole lifecycle, as sizes and statuses: the
+      // tool call's last snapshot is its final state, and no snapshot carries whole texts.
+      const toolCall = heard
+        .filter((event) => event.type === '@xstate.snapshot' && names.get(event.sessionId) === 'toolCall:tool-1')
+        .at(-1);
+      expect(toolCall).toMatchObject({
+        value: 'completed',
+        context: { entity: { id: 'tool-1', status: 'completed' } },
       });
+      for (const event of heard) expect(JSON.stringify(event.context ?? null).length).toBeLessThan(2_000);
       expect(errors).toEqual([]);
     } finally {
       await context.close();
@@ -492,8 +493,10 @@ interface HeardEvent {
   name?: string;
   /** A snapshot's state value (`@xstate.snapshot`). */
   value?: unknown;
-  /** The runtime's view in its snapshot's context, as the page lets the inspector see it. */
-  view?: unknown;
+  /** The actor's context in a snapshot, as `sanitizeInspection` lets the inspector see it. */
+  context?: unknown;
+  /** The actor's parent (`@xstate.actor`). */
+  parentId?: string;
 }
 
 /**
@@ -510,7 +513,8 @@ const INSPECTOR_STAND_IN = `<!doctype html><title>inspector stand-in</title><scr
       sessionId: data.sessionId,
       name: data.name,
       value: data.snapshot?.value,
-      view: data.snapshot?.context?.view,
+      context: data.snapshot?.context,
+      parentId: data.parentId,
     });
   });
   window.opener.postMessage({ type: '@statelyai.connected' }, '*');
