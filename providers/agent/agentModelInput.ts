@@ -1,5 +1,5 @@
+import type { AgentJsonSchema } from './createJsonSchemaValidator';
 import type { AgentTool } from './defineAgentTool';
-import type { AgentJsonSchema } from './validateJsonSchema';
 
 /** A tool as the model is told of it. */
 export interface AgentModelTool {

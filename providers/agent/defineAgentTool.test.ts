@@ -53,10 +53,15 @@ describe('defineAgentTool', () => {
     const tool = defineAgentTool({ name: 'delete_files', description: 'Deletes files', inputSchema });
     expect(tool.inputJsonSchema).toBe(inputSchema);
     expect(tool.parseInput({ glob: '*.log' })).toEqual({ success: true, input: { glob: '*.log' } });
+    expect(tool.parseInput({ glob: 7, force: true })).toEqual({
+      success: false,
+      message: 'Invalid arguments for delete_files: glob: Instance type "number" is invalid. Expected "string"',
+      issues: [{ path: 'glob', message: 'Instance type "number" is invalid. Expected "string"' }],
+    });
     expect(tool.parseInput({})).toEqual({
       success: false,
-      message: 'Invalid arguments for delete_files: glob: is required',
-      issues: [{ path: 'glob', message: 'is required' }],
+      message: 'Invalid arguments for delete_files: Instance does not have required property "glob"',
+      issues: [{ path: '', message: 'Instance does not have required property "glob"' }],
     });
     expect(tool.execute).toBeUndefined();
     expectTypeOf(tool.parseInput).returns.toExtend<{ success: true; input: unknown } | { success: false }>();
@@ -125,5 +130,13 @@ describe('defineAgentTool', () => {
         defineAgentTool({ name: 'odd', description: '', inputSchema: { type: 'object', default: () => 1 } }),
       ),
     ).toMatchObject({ path: 'inputSchema' });
+    const twice = {
+      type: 'object',
+      properties: { a: { $id: 'https://example.com/x' }, b: { $id: 'https://example.com/x' } },
+    };
+    expect(refusal(() => defineAgentTool({ name: 'ids', description: '', inputSchema: twice }))).toMatchObject({
+      path: 'inputSchema',
+      message: expect.stringContaining('cannot be read: Duplicate schema URI'),
+    });
   });
 });

@@ -2,7 +2,7 @@ import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { AgentValidationError } from '../../protocol/errors';
 import { checkPlainJson } from '../../protocol/plainJson';
-import { type AgentJsonSchema, type JsonSchemaIssue, validateJsonSchema } from './validateJsonSchema';
+import { type AgentJsonSchema, createJsonSchemaValidator, type JsonSchemaIssue } from './createJsonSchemaValidator';
 
 /** A tool's input schema: any zod 4 schema (classic or mini), or a JSON Schema object. */
 export type AgentToolInputSchema = z.core.$ZodType | AgentJsonSchema;
@@ -141,7 +141,37 @@ function zodIssues(error: z.core.$ZodError): JsonSchemaIssue[] {
   return error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
 }
 
-/** The issues as one sentence the model reads: `city: expected string; days: must be <= 7`. */
+type InputCheck = (value: unknown) => { success: true; input: unknown } | { success: false; issues: JsonSchemaIssue[] };
+
+/** How a tool checks its arguments, made once per tool: zod parses them, a JSON Schema validates them. */
+function toInputCheck(name: string, schema: AgentToolInputSchema): InputCheck {
+  if (isZodSchema(schema)) {
+    return (value) => {
+      const parsed = z.safeParse(schema, value, parseContext());
+      return parsed.success
+        ? { success: true, input: parsed.data }
+        : { success: false, issues: zodIssues(parsed.error) };
+    };
+  }
+  let validate: (value: unknown) => JsonSchemaIssue[];
+  try {
+    validate = createJsonSchemaValidator(schema);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw invalid(
+      name,
+      'inputSchema',
+      'expected a JSON Schema the validator can read',
+      `its JSON Schema cannot be read: ${reason}`,
+    );
+  }
+  return (value) => {
+    const issues = validate(value);
+    return issues.length === 0 ? { success: true, input: value } : { success: false, issues };
+  };
+}
+
+/** The issues as one sentence the model reads: `city: <why>; days: <why>`. */
 function describeIssues(issues: JsonSchemaIssue[]): string {
   return issues.map((issue) => (issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`)).join('; ');
 }
@@ -149,14 +179,13 @@ function describeIssues(issues: JsonSchemaIssue[]): string {
 /**
  * Defines a tool for `createAgent`. The arguments the model sends are checked against
  * `inputSchema` before anything runs: a zod 4 schema (classic or `zod/mini`) parses them
- * (its output is `execute`'s input, typed), a JSON Schema object validates them (the
- * keywords `validateJsonSchema` checks; the input is `unknown`). JSON Schemas are checked by
- * that small validator rather than a validator library, which would weigh more in a browser
- * bundle than the whole agent; a tool whose arguments need other keywords checked uses zod.
+ * (its output is `execute`'s input, typed), a JSON Schema object validates them with
+ * `@cfworker/json-schema` (draft 2020-12, or the draft its `$schema` names; the input is
+ * `unknown`).
  *
  * Throws an `AgentValidationError` when the definition cannot work: a name the model APIs
- * refuse, a schema that is not an object schema, a zod schema with no JSON Schema, a
- * `timeoutMs` that is not a positive number.
+ * refuse, a schema that is not an object schema (or that the validator cannot read), a zod
+ * schema with no JSON Schema, a `timeoutMs` that is not a positive number.
  *
  * @example
  * const weather = defineAgentTool({
@@ -201,16 +230,11 @@ export function defineAgentTool<Schema extends AgentToolInputSchema, Output = un
     );
   }
   const inputJsonSchema = toInputJsonSchema(name, inputSchema);
+  const check = toInputCheck(name, inputSchema);
   const parseInput = (value: unknown): AgentToolInputResult<Input> => {
-    let issues: JsonSchemaIssue[];
-    if (isZodSchema(inputSchema)) {
-      const parsed = z.safeParse(inputSchema, value, parseContext());
-      if (parsed.success) return { success: true, input: parsed.data as Input };
-      issues = zodIssues(parsed.error);
-    } else {
-      issues = validateJsonSchema(inputSchema, value);
-      if (issues.length === 0) return { success: true, input: value as Input };
-    }
+    const checked = check(value);
+    if (checked.success) return { success: true, input: checked.input as Input };
+    const { issues } = checked;
     return { success: false, message: `Invalid arguments for ${name}: ${describeIssues(issues)}`, issues };
   };
   const tool: AgentTool<Input, Output> = { name, description, inputSchema, inputJsonSchema, parseInput };
