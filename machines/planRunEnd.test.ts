@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
-import { createActor } from 'xstate';
 import { runEvents } from '../tests/support/events';
+import { restoreStore } from '../tests/support/restoredStore';
 import type { AgentState } from './agentState';
 import { createAgentStore } from './createAgentStore';
 import { planRunEnd, type RunTerminalEvent } from './runMachine';
-import { sessionMachine } from './sessionMachine';
 import type { RunHandle, RunRef } from './store/handles';
-import { type RestoreOptions, restoreStore as restoreStoreOn } from './store/restoreStore';
-
-/** Restores a state under a session actor of its own, as a new store does. */
-function restoreStore(state: AgentState, options?: RestoreOptions) {
-  const session = createActor(sessionMachine).start();
-  return { session, ...restoreStoreOn(session, state, options) };
-}
 
 /**
  * Run r1, running, with: message m1 streaming, reasoning th1 completed, tool calls t1

@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
 import { runEvents } from '../../tests/support/events';
+import { restoreStore } from '../../tests/support/restoredStore';
 import { type AgentState, createEmptyAgentState } from '../agentState';
 import { createAgentStore } from '../createAgentStore';
-import { sessionMachine } from '../sessionMachine';
 import { admitEvent } from './admitEvent';
 import { DeltaCoalescer } from './DeltaCoalescer';
-import { type RestoreOptions, restoreStore as restoreStoreOn } from './restoreStore';
 import type { StoreCore } from './storeCore';
-
-/** Restores a state under a session actor of its own, as a new store does. */
-function restoreStore(state: AgentState, options?: RestoreOptions) {
-  const session = createActor(sessionMachine).start();
-  return { session, ...restoreStoreOn(session, state, options) };
-}
 
 function coreOf(state: AgentState): StoreCore {
   return {

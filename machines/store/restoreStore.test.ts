@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef } from 'xstate';
-import { createActor } from 'xstate';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import { runEvents } from '../../tests/support/events';
+import { restoreStore } from '../../tests/support/restoredStore';
 import type { AgentState } from '../agentState';
 import { createAgentStore } from '../createAgentStore';
 import { SeenEvents } from '../SeenEvents';
-import { sessionMachine } from '../sessionMachine';
 import type { EntityHandle, RunHandle } from './handles';
-import { type RestoreOptions, restoreStore as restoreStoreOn } from './restoreStore';
-
-/** Restores a state under a session actor of its own, as a new store does. */
-function restoreStore(state: AgentState, options?: RestoreOptions) {
-  const session = createActor(sessionMachine).start();
-  return { session, ...restoreStoreOn(session, state, options) };
-}
 
 const key = getAgentEntityKey;
 
