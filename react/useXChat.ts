@@ -6,6 +6,7 @@ import type { AgentStoreOptions } from '../machines/createAgentStore';
 import type { AgentMessageInfo } from '../machines/selectors';
 import { randomId } from '../protocol/randomId';
 import type { AgentProvider } from '../providers/AgentProvider';
+import type { AgentTool } from '../providers/agent/defineAgentTool';
 import type { AgentRunResult } from '../providers/runAgentProvider';
 import type { AgentCommandState } from '../runtime/commandBook';
 import type { AgentConnectionState } from '../runtime/connectionMachine';
@@ -33,6 +34,15 @@ export interface UseXChatOptions<Input, Request, Chunk, Context, Parsed> {
    * uses the provider of the latest render; changing it keeps the conversation.
    */
   provider: AgentProvider<Input, Request, Chunk, Context>;
+  /**
+   * Tools the application runs (`defineAgentTool`): when a run waits for a call of one given
+   * with `execute`, the chat runs it with the validated input and submits its result (or
+   * its error), and the conversation goes on; tools without `execute` are for the
+   * application's UI. Each render's tools are the ones used, so `execute` sees the latest
+   * props and state. Components look a tool up by name in `chat.tools`. See
+   * `XChatRuntimeOptions.tools`.
+   */
+  tools?: readonly AgentTool[];
   /**
    * Names the conversation: it is the session id of its runs, and chats mounted with the
    * same key share its state and its message layer. Switched to another key, a chat lets go
@@ -152,7 +162,7 @@ type ViewField = keyof XChatView;
 export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageState>(
   options: UseXChatOptions<Input, Request, Chunk, Context, Parsed>,
 ): UseXChatResult<Input, Parsed> {
-  const { provider, conversationKey, parser, throttleMs } = options;
+  const { provider, tools, conversationKey, parser, throttleMs } = options;
   // A chat without a key, or with one on a server given no registry, keeps a conversation
   // of its own: a registry of one, which goes with the chat. A new provider object (one
   // made in the component body, say) runs the next requests and keeps the conversation.
@@ -166,6 +176,7 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
   if (options.reconnect !== undefined) runtimeOptions.reconnect = options.reconnect;
   if (options.protocolMode !== undefined) runtimeOptions.store = { protocolMode: options.protocolMode };
   if (options.inspect !== undefined) runtimeOptions.inspect = options.inspect;
+  if (tools !== undefined) runtimeOptions.tools = tools;
   const runtime = conversations.get(key, provider, runtimeOptions);
   const layer = layerOf(runtime as XChatRuntime<never>, options.defaultMessages);
   const chat = useMemo(
@@ -191,6 +202,10 @@ export function useXChat<Input, Request, Chunk, Context, Parsed = AgentMessageSt
     [kept],
   );
   useEffect(() => void layer.load(), [layer]);
+  // The conversation was made with the first render's tools; later renders bring theirs.
+  useEffect(() => {
+    if (tools !== undefined) runtime.setTools(tools);
+  }, [runtime, tools]);
 
   // The fields this component read: a change of any other one does not re-render it.
   const [read] = useState(() => new Set<ViewField>());

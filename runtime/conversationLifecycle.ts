@@ -13,6 +13,8 @@ export interface ConversationLifecycle {
 
 export interface ConversationLifecycleParts {
   runner: () => CommandRunner;
+  /** Aborts the client tools running: their calls keep waiting for a result. */
+  abortClientTools(reason: unknown): void;
   /** Stops the conversation's actor (and with it the store's session, the connection and the lanes) and its store. */
   stop(): void;
   /** Stops the checkpoint saver: what was scheduled is dropped. */
@@ -69,6 +71,7 @@ export function createConversationLifecycle(
   const dropStreams = (reason: unknown) => {
     for (const run of core.runs.values()) run.controller?.abort(reason);
     parts.runner().abort(reason);
+    parts.abortClientTools(reason);
   };
   const abort = (reason?: unknown) => {
     if (!status.destroyed) dropStreams(reason);

@@ -13,6 +13,7 @@ import { buildConversationCheckpoint, restoreAndResume } from './conversationChe
 import { createConversationLifecycle } from './conversationLifecycle';
 import { createConversationStreams } from './conversationStreams';
 import { createAgentActions } from './createAgentActions';
+import { createClientToolRunner } from './createClientToolRunner';
 import { createCommandRunner } from './createCommandRunner';
 import { closeLaneWhenIdle, type RuntimeCore } from './runtimeCore';
 import { type CommandLaneRef, commandLaneId, xChatRuntimeMachine } from './xChatRuntimeMachine';
@@ -43,6 +44,8 @@ function checkAgentProvider(provider: unknown): void {
  * user's commands (`agentActions`) checked by the machines and sent through
  * `runAgentCommand` one at a time per run, their command states, and the agent loop: client
  * tool results, answers to interrupts, and the runs that continue the conversation after them.
+ * Client tools given with `execute` (`tools`) run here when a run waits for them, and their
+ * results continue the conversation as the application's would.
  *
  * @example
  * const chat = createXChatRuntime({ provider, sessionId: 'conversation-1' });
@@ -113,8 +116,19 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
             core.schedule();
           },
         });
+  // Its results go through `agentActions`, made below, as the application's would.
+  const clientTools = createClientToolRunner({
+    tools: options.tools,
+    readState: () => store.getSnapshot(),
+    isDestroyed: () => status.destroyed,
+    submit: (input) => agentActions.submitToolResult(input),
+    onError: (error) => {
+      if (!status.destroyed) failed(error);
+    },
+  });
   const lifecycle = createConversationLifecycle(core, {
     runner: () => commandRunner,
+    abortClientTools: (reason) => clientTools.abort(reason),
     stop: () => {
       store.destroy();
       actor.stop();
@@ -129,7 +143,13 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   });
   const stream = createConversationStreams(core, {
     reconnect: options.reconnect,
-    dispatch: (event, admission) => commandRunner.dispatch(event, admission),
+    dispatch: (event, admission) => {
+      const refused = commandRunner.dispatch(event, admission);
+      if (event.type === 'run.completed' && event.payload.pendingToolCallIds !== undefined) {
+        clientTools.onWaiting(event.runId);
+      }
+      return refused;
+    },
     checkProvider: checkAgentProvider,
     randomId,
   });
@@ -158,12 +178,28 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     onInput: loop.onInput,
   });
   const connectionState = () => connection.getSnapshot().value as AgentConnectionState;
+  const agentActions = createAgentActions(commandRunner, loop, status, destroyedMessage);
+  // A run restored waiting for a client tool's result gets it as one that ended so here.
+  restored.then(
+    () => {
+      for (const run of Object.values(store.getSnapshot().runs)) {
+        if (run.sessionId === sessionId && run.pendingToolCallIds !== undefined) clientTools.onWaiting(run.id);
+      }
+    },
+    () => undefined,
+  );
 
   return {
     sessionId,
     store,
     actor,
-    agentActions: createAgentActions(commandRunner, loop, status, destroyedMessage),
+    agentActions,
+    get tools() {
+      return clientTools.tools;
+    },
+    setTools: (tools) => {
+      if (!status.destroyed) clientTools.setTools(tools);
+    },
     restored,
     flushCheckpoint: () => coordinator?.flush() ?? Promise.resolve(),
     getSnapshot: createXChatView(core, connectionState),

@@ -1,5 +1,6 @@
 import type { AgentState } from '../machines/agentState';
 import { type AgentMessageInfo, selectRunningRuns } from '../machines/selectors';
+import type { AgentTool } from '../providers/agent/defineAgentTool';
 import type { AgentCommandState } from './commandBook';
 import type { AgentConnectionState } from './connectionMachine';
 import type { XChatRuntime } from './createXChatRuntime';
@@ -38,6 +39,11 @@ export interface XChatObserver {
 export interface XChatSource<Input = unknown> {
   readonly runtime: XChatRuntime<Input>;
   readonly layer: XChatMessageLayer;
+  /**
+   * The conversation's tools by name (`runtime.tools`): what a component that renders a tool
+   * call (`useXChatToolCall`) looks the tool up in, for its description or its own UI.
+   */
+  readonly tools: ReadonlyMap<string, AgentTool>;
   /** With observers, the view as of the last flush; without, the view now. */
   getSnapshot(): XChatView;
   subscribe(observer: XChatObserver | ((view: XChatView) => void)): { unsubscribe(): void };
@@ -169,6 +175,9 @@ export function createXChatSource<Input>(
   return {
     runtime,
     layer,
+    get tools() {
+      return runtime.tools;
+    },
     getSnapshot() {
       if (view === undefined || listenerCount === 0) view = compute();
       return view;

@@ -3,6 +3,7 @@ import type { AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import type { ParseAgentCheckpointOptions } from '../checkpoint/parseAgentCheckpoint';
 import type { AgentInspect, AgentStore, AgentStoreOptions } from '../machines/createAgentStore';
 import type { AgentProvider } from '../providers/AgentProvider';
+import type { AgentTool } from '../providers/agent/defineAgentTool';
 import type { AgentRunResult, RunAgentProviderOptions } from '../providers/runAgentProvider';
 import type { AgentActionResult } from './createCommandRunner';
 import type { xChatRuntimeMachine } from './xChatRuntimeMachine';
@@ -25,6 +26,19 @@ export interface XChatRuntimeOptions<Input, Request, Chunk, Context> {
    * A request of the user starts the count again. Default 5.
    */
   maxAutoContinuations?: number;
+  /**
+   * Tools the application runs (`defineAgentTool`). When a run ends waiting for input on a
+   * call of a tool given here with `execute`, the runtime checks the call's arguments against
+   * the tool's schema, runs `execute(input, { signal, runId, toolCallId })` and submits its
+   * result as `agentActions.submitToolResult` does: what it returned, or an error with what
+   * it threw (its `code`, else `tool_error`) or with the issues of invalid arguments
+   * (`invalid_arguments`, `data.issues`), or `timeout` past the tool's `timeoutMs`; the
+   * conversation then goes on (`autoContinue`). Each call runs once. A call an approval is
+   * about is not run here. `abort()` and `destroy()` abort `execute`'s signal; the call then
+   * keeps waiting for a result. Tools without `execute` are the application's to run and
+   * render; all are in `tools`, by name. Two tools of one name throw an `AgentValidationError`.
+   */
+  tools?: readonly AgentTool[];
   /** How long `cancelRun` waits for the runtime's `run.cancelled` before it fails. Default 10 000 ms. */
   cancelTimeoutMs?: number;
   /** The clock of command timestamps and command states. Default `Date.now`. */
@@ -99,7 +113,7 @@ export interface AgentActions {
     runId: string;
     toolCallId: string;
     result?: unknown;
-    error?: { message: string; code?: string; retryable?: boolean };
+    error?: { message: string; code?: string; retryable?: boolean; data?: unknown };
   }): Promise<AgentActionResult>;
   /**
    * Continues a run that ended waiting for input now, without waiting for the rest: the
@@ -121,6 +135,17 @@ export interface XChatRuntime<Input> {
    */
   readonly actor: Actor<typeof xChatRuntimeMachine>;
   readonly agentActions: AgentActions;
+  /**
+   * The tools given (`tools`, `setTools`), by name: a UI that renders a tool call looks its
+   * definition up here (`chat.tools.get(toolCall.name)`).
+   */
+  readonly tools: ReadonlyMap<string, AgentTool>;
+  /**
+   * Replaces the tools: the calls of runs that end waiting from now on run with these. For a
+   * view whose tools change with it (`useXChat` gives each render's). Two tools of one name
+   * throw an `AgentValidationError`.
+   */
+  setTools(tools: readonly AgentTool[]): void;
   /** Settles when the restore from the checkpoint is done (at once without a checkpoint storage). */
   readonly restored: Promise<void>;
   /** Saves the checkpoint now if anything changed since the last save. */
@@ -136,7 +161,8 @@ export interface XChatRuntime<Input> {
   request(input: Input, options?: XChatRequestOptions<Input>): Promise<AgentRunResult>;
   /**
    * Drops the local streams at once: every run this runtime is streaming ends `cancelled`
-   * here, and commands in flight fail `interrupted`. It never asks the runtime to stop
+   * here, commands in flight fail `interrupted`, and the client tools running have their
+   * signal aborted (their calls keep waiting for a result). It never asks the runtime to stop
    * (that is `agentActions.cancelRun`) and never calls `executeCommand`.
    */
   abort(reason?: unknown): void;

@@ -8,6 +8,7 @@ import type { AgentLoopChunk } from './agentStepEvents';
 import type { AgentLoopConfig, AgentTurn } from './agentTurn';
 import type { AgentTool } from './defineAgentTool';
 import { executeAgentTool } from './executeAgentTool';
+import { parseToolCallInput } from './parseToolCallInput';
 
 type Push = (chunk: AgentLoopChunk) => void;
 
@@ -41,21 +42,9 @@ function checkToolCall(
     const names = [...config.tools.keys()].join(', ');
     return { error: { message: `There is no tool named ${call.name}; the tools are: ${names}`, code: 'unknown_tool' } };
   }
-  let value: unknown;
-  if (decision?.decision === 'modified' && decision.data !== undefined) value = decision.data;
-  else if (call.arguments.trim() === '') value = {};
-  else if (call.argumentsError !== undefined) {
-    return {
-      error: {
-        message: `The arguments of ${tool.name} are not valid JSON: ${call.argumentsError}`,
-        code: 'invalid_arguments',
-      },
-    };
-  } else value = call.parsedArguments;
-  const parsed = tool.parseInput(value);
-  if (!parsed.success) {
-    return { error: { message: parsed.message, code: 'invalid_arguments', data: { issues: parsed.issues } } };
-  }
+  const data = decision?.decision === 'modified' ? decision.data : undefined;
+  const parsed = parseToolCallInput(tool, call, data);
+  if (!parsed.success) return { error: parsed.error };
   return { tool, input: parsed.input };
 }
 

@@ -28,12 +28,30 @@ const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Answers "slow" with a word every 40 ms until the client goes away; anything else in three words. */
+/**
+ * Answers an agent that has tools by calling get_location, then by saying where the tool's
+ * result says the user is; "slow" with a word every 40 ms until the client goes away;
+ * anything else in three words.
+ */
 async function completions(request: RecordedRequest, response: ServerResponse): Promise<void> {
-  const body = JSON.parse(request.body) as { messages: Array<{ content: string }> };
+  const body = JSON.parse(request.body) as { messages: Array<{ role: string; content: string }>; tools?: unknown[] };
   const prompt = body.messages.at(-1)?.content ?? '';
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   response.write(chunk({ role: 'assistant' }));
+  if (body.tools !== undefined) {
+    const result = body.messages.find((message) => message.role === 'tool');
+    if (result === undefined) {
+      const call = { index: 0, id: 'call_loc', type: 'function', function: { name: 'get_location', arguments: '' } };
+      response.write(chunk({ tool_calls: [call] }));
+      response.write(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"precision":"city"}' } }] }));
+      response.end(`${chunk({}, 'tool_calls')}data: [DONE]\n\n`);
+      return;
+    }
+    const { host } = JSON.parse(result.content) as { host: string };
+    response.write(chunk({ content: `You are on ${host}.` }));
+    response.end(`${chunk({}, 'stop')}data: [DONE]\n\n`);
+    return;
+  }
   if (prompt === 'slow') {
     for (let word = 0; !response.destroyed && word < 500; word += 1) {
       response.write(chunk({ content: `word${word} ` }));
@@ -174,6 +192,36 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
     expect(await texts('#runs li')).toEqual(['trip-1', 'trip-1']);
     expect(pageErrors).toEqual([]);
     await screenshotOf(page, 'usexchat-conversation-key');
+  });
+
+  it('runs a client tool given to useXChat({ tools }) in the page, and the agent answers with its result', async () => {
+    await page.goto(`${server.url}/?tools=1`);
+    const before = completionRequests().length;
+    await send('Where am I?');
+    await page.waitForSelector('#messages li[data-role="assistant"][data-status="success"]');
+    const host = new URL(server.url).host;
+    expect(await texts('#messages li')).toEqual(['Where am I?', `You are on ${host}.`]);
+    // The tool's definition, looked up by name in chat.tools, and its call settled by the page.
+    expect(await texts('#tool-calls li')).toEqual(['get_location: Where the user is']);
+    expect(await page.locator('#tool-calls li').getAttribute('data-status')).toBe('completed');
+    const runs = await page
+      .locator('#runs li')
+      .evaluateAll((items) => items.map((item) => [item.dataset.status, item.textContent]));
+    expect(runs).toEqual([
+      ['completed', 'request'],
+      ['completed', 'continuation'],
+    ]);
+    const requests = completionRequests().slice(before);
+    expect(requests).toHaveLength(2);
+    const second = JSON.parse(requests[1]?.body ?? '{}') as { messages: Array<Record<string, unknown>> };
+    expect(second.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_loc',
+      content: JSON.stringify({ host, precision: 'city' }),
+    });
+    expect(await page.textContent('#issues')).toBe('0');
+    expect(pageErrors).toEqual([]);
+    await screenshotOf(page, 'usexchat-client-tool');
   });
 
   it('a provider made anew on every render keeps the conversation', async () => {
