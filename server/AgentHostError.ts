@@ -1,4 +1,5 @@
 import { AgentError } from '../protocol/errors';
+import type { AgentCommandOutcome } from './AgentEventLog';
 
 /** Every code a host answers an HTTP request with when it refuses it, and its status. */
 export const AGENT_HOST_ERROR_STATUS = {
@@ -89,3 +90,9 @@ export function errorResponse(error: unknown): Response {
   if (hostError.allow !== undefined) response.headers.set('allow', hostError.allow);
   return response;
 }
+
+/** A command's outcome when the host refuses it, with the code and message it answers. */
+export const failed = (code: AgentHostErrorCode, message: string): AgentCommandOutcome => ({
+  status: 'failed',
+  error: { code, message },
+});

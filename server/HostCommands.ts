@@ -1,16 +1,20 @@
 import type { AgentCommand } from '../protocol/commandSchemas';
 import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
-import type { AgentHostErrorCode } from './AgentHostError';
+import { failed } from './AgentHostError';
 import { stableJson } from './hostRequests';
 import { HOST_LOST, type OrphanReaper } from './OrphanReaper';
 import type { RunningRuns } from './RunningRuns';
 import type { SessionStates } from './SessionStates';
+import type { WaitingRunAnswers } from './WaitingRunAnswers';
+import { endedWaiting, isAnswerCommand } from './waitingRuns';
 
 export interface HostCommandsOptions {
   log: AgentEventLog;
   sessions: SessionStates;
   runs: RunningRuns;
   reaper: OrphanReaper;
+  /** Answers to runs that ended waiting for input, which any instance takes. */
+  waiting: WaitingRunAnswers;
   instanceId: string;
   leaseMs: number;
   /** How long a command waits for the instance that runs its run. */
@@ -31,11 +35,6 @@ export async function fingerprintOf(command: AgentCommand): Promise<string> {
   const text = stableJson({ type: command.type, runId: command.runId, payload: command.payload });
   return `sha256:${hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)))}`;
 }
-
-export const failed = (code: AgentHostErrorCode, message: string): AgentCommandOutcome => ({
-  status: 'failed',
-  error: { code, message },
-});
 
 /**
  * A host's commands: each executed once per idempotency key across instances, by the
@@ -113,9 +112,14 @@ export class HostCommands {
 
   /** Executes a command where its run runs; `settled` when the run's instance already recorded the outcome. */
   private async route(command: AgentCommand): Promise<{ outcome: AgentCommandOutcome; settled: boolean }> {
-    const { log, sessions, reaper, instanceId } = this.options;
+    const { log, sessions, reaper, waiting, instanceId } = this.options;
     const { sessionId, runId } = command;
     const gone = () => failed('run_unavailable', `The instance running run "${runId}" is gone`);
+    if (isAnswerCommand(command)) {
+      // A run that ended waiting for input is no instance's: its answers are taken here.
+      const ended = (await sessions.sync(sessionId)).state.runs[runId];
+      if (ended !== undefined && endedWaiting(ended)) return { outcome: await waiting.answer(command), settled: false };
+    }
     const owner = await log.runOwner(sessionId, runId);
     if (owner.state === 'owned' && owner.owner === instanceId) {
       return { outcome: await this.executeHere(command), settled: false };

@@ -9,6 +9,7 @@ import { toAgentErrorInfo } from '../providers/toAgentErrorInfo';
 import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
 import { EventAppender } from './EventAppender';
 import { toSafeEvent } from './safeEventErrors';
+import { withHostProvider } from './waitingRuns';
 
 /** One run this instance runs. */
 interface RunningRun {
@@ -27,6 +28,8 @@ export interface StartRunOptions {
   sessionId: string;
   runId: string;
   provider: AnyAgentProvider;
+  /** The provider's name on the host, noted on the run's `run.started` (`meta.agentMachines.hostProvider`). */
+  providerName: string;
   input: unknown;
   history: AgentState;
   continuation?: AgentRunContinuation | undefined;
@@ -220,7 +223,7 @@ export class RunningRuns {
         onEvent: (event) => {
           entry.lastSequence = event.sequence;
           // Readers get a safe error; the operator gets the failure as it was, below.
-          entry.appender.push(toSafeEvent(event));
+          entry.appender.push(toSafeEvent(withHostProvider(event, run.providerName)));
         },
       });
       if (result.error !== undefined) this.options.onError(result.error, { sessionId, runId });

@@ -1,4 +1,5 @@
 import type { AgentState } from '../machines/agentState';
+import { isWaitingForInput } from '../machines/pendingInput';
 import type { AgentCommand } from '../protocol/commandSchemas';
 import type { AgentEvent } from '../protocol/eventSchemas';
 import { parseAgentEvent } from '../protocol/parseAgentEvent';
@@ -12,16 +13,16 @@ import {
   AgentHostError,
   type AgentHostErrorCode,
   errorResponse,
+  failed,
   jsonResponse,
 } from './AgentHostError';
 import { CatchUpReaders } from './CatchUpReaders';
 import { createEventStream } from './createEventStream';
 import { createMemoryEventLog } from './createMemoryEventLog';
-import { failed, HostCommands } from './HostCommands';
+import { HostCommands } from './HostCommands';
 import {
   type AgentHostRunRequest,
   describeFailure,
-  MAX_ID_LENGTH,
   parseHostCommand,
   parseRunRequest,
   readJsonBody,
@@ -34,6 +35,8 @@ import { type EncodedEntry, SessionFeed } from './SessionFeed';
 import { SessionStates } from './SessionStates';
 import { redactedForLog } from './safeEventErrors';
 import { settleClientTools } from './settleClientTools';
+import { WaitingRunAnswers } from './WaitingRunAnswers';
+import { answerKey, continuationKey, continuationOf } from './waitingRuns';
 
 /** A provider the host runs, by name; `parseInput` checks (and may transform) a client's input first. */
 export type AgentHostProvider =
@@ -182,15 +185,6 @@ function checkedForLog(events: readonly AgentEvent[], from: string): AgentEvent[
   });
 }
 
-/**
- * The lease key of a run's continuation. Leases of runs and of continuations share the log's
- * run keys; a run id is at most `MAX_ID_LENGTH` characters and this key is longer, so no run
- * id (`continuation:t1` included) is ever a continuation's key.
- */
-function continuationKey(runId: string): string {
-  return `${'continuation'.padEnd(MAX_ID_LENGTH + 1, ':')}${runId}`;
-}
-
 /** The log's refusals as host errors: a cursor problem keeps its code, a storage failure is `unavailable`. */
 function fromLogError(error: unknown): unknown {
   if (!AgentEventLogError.isInstance(error)) return error;
@@ -273,11 +267,21 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     return feed;
   };
   const reaper = new OrphanReaper({ log, sessions, runs, instanceId, leaseMs, heartbeatMs, now });
+  const waiting = new WaitingRunAnswers({
+    log,
+    sessions,
+    instanceId,
+    leaseMs,
+    timeoutMs: commandTimeoutMs,
+    now,
+    continueRun: (sessionId, request) => startRun(sessionId, request, { trusted: true }),
+  });
   const commands = new HostCommands({
     log,
     sessions,
     runs,
     reaper,
+    waiting,
     instanceId,
     leaseMs,
     timeoutMs: commandTimeoutMs,
@@ -303,12 +307,19 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     return isAgentProvider(entry) ? { provider: entry } : entry;
   }
 
-  /** `clientId`: whom `authorize` allowed the request for, when it said. */
-  async function startRun(sessionId: string, request: AgentHostRunRequest, clientId?: string) {
+  /**
+   * `clientId`: whom `authorize` allowed the request for, when it said. `trusted`: the host
+   * continues a run itself, with the input the waiting run was started with (parsed then).
+   */
+  async function startRun(
+    sessionId: string,
+    request: AgentHostRunRequest,
+    { clientId, trusted = false }: { clientId?: string | undefined; trusted?: boolean } = {},
+  ) {
     if (closed) throw new AgentHostError('unavailable', 'The host is closing');
     const { provider, parseInput } = resolveProvider(request.provider);
     let input = request.input;
-    if (parseInput !== undefined) {
+    if (parseInput !== undefined && !trusted) {
       try {
         input = parseInput(input);
       } catch (error) {
@@ -323,13 +334,19 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (continued !== undefined && !Object.hasOwn(state.runs, continued)) {
       throw new AgentHostError('invalid_request', `The continued run "${continued}" is not a run of this session`);
     }
-    const settled = checkedForLog(settleClientTools(state, sessionId, request, now), 'continuation.toolResults');
+    if (continued !== undefined) checkContinuable(state, continued);
+    checkedForLog(settleClientTools(state, sessionId, request, now), 'continuation.toolResults');
     if (clientId !== undefined) await log.assignClient?.(sessionId, clientId);
     // One continuation of a waiting run at a time, across instances (a double click, two
     // tabs): the lease lapses by itself, so a continuation that failed can be tried again.
     if (continued !== undefined && !(await log.claimRun(sessionId, continuationKey(continued), instanceId, leaseMs))) {
       throw new AgentHostError('continuation_in_progress', `Run "${continued}" is being continued by another request`);
     }
+    if (continued !== undefined) ({ state, cursor } = await sessions.sync(sessionId));
+    const settled =
+      continued === undefined
+        ? []
+        : await continuing(sessionId, state, continued, settleClientTools(state, sessionId, request, now));
     if (!(await log.claimRun(sessionId, runId, instanceId, leaseMs))) {
       throw new AgentHostError('run_exists', `Run "${runId}" already exists`);
     }
@@ -339,11 +356,53 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         await log.append(sessionId, settled);
         ({ state, cursor } = await sessions.sync(sessionId));
       }
-      runs.start({ sessionId, runId, provider, input, history: state, continuation: toContinuation(request) });
+      runs.start({
+        sessionId,
+        runId,
+        provider,
+        providerName: request.provider,
+        input,
+        history: state,
+        continuation: toContinuation(request),
+      });
     } finally {
       starting();
     }
     return { runId, cursor: cursor ?? null };
+  }
+
+  /** Refuses to continue a run that another run is continuing, or that one continued for good. */
+  function checkContinuable(state: AgentState, continued: string): void {
+    const previous = continuationOf(state, continued);
+    if (previous?.status === 'running') {
+      throw new AgentHostError(
+        'continuation_in_progress',
+        `Run "${continued}" is being continued by run "${previous.id}"`,
+      );
+    }
+    const run = state.runs[continued];
+    if (previous !== undefined && run !== undefined && !isWaitingForInput(state, run)) {
+      throw new AgentHostError(
+        'invalid_request',
+        `Run "${continued}" does not wait for input: run "${previous.id}" continued it`,
+      );
+    }
+  }
+
+  /**
+   * Checks again that a waiting run may be continued, holding its continuation's lease and
+   * with the state read after taking it, and takes the lease of its next sequence for the
+   * client's tool results that go to it: answers written by commands meanwhile come first.
+   * Resolves with the results' events, checked for the log.
+   */
+  async function continuing(sessionId: string, state: AgentState, continued: string, results: AgentEvent[]) {
+    checkContinuable(state, continued);
+    if (results.length === 0) return [];
+    const sequence = state.lastSequenceByRun[continued] ?? 0;
+    if (!(await log.claimRun(sessionId, answerKey(continued, sequence), instanceId, leaseMs))) {
+      throw new AgentHostError('continuation_in_progress', `An answer to run "${continued}" is being written`);
+    }
+    return checkedForLog(results, 'continuation.toolResults');
   }
 
   async function getState(sessionId: string): Promise<AgentHostState> {
@@ -418,7 +477,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     const { sessionId, endpoint } = routeOf(request, basePath);
     if (endpoint === 'runs') {
       const clientId = await authorize(request, { sessionId, action: 'run' });
-      const started = await startRun(sessionId, parseRunRequest(await readJsonBody(request, maxBodyBytes)), clientId);
+      const started = await startRun(sessionId, parseRunRequest(await readJsonBody(request, maxBodyBytes)), {
+        clientId,
+      });
       return jsonResponse(started, 202);
     }
     if (endpoint === 'events') {
