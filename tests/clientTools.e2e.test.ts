@@ -3,6 +3,7 @@
 // that speaks the OpenAI-compatible wire format and behaves like a model.
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
+import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
 import { selectPendingInput } from '../machines/selectors';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import { createAgent } from '../providers/agent/createAgent';
@@ -299,6 +300,26 @@ describe('client tools given to the runtime', () => {
     expect(pending.approvals.map((approval) => approval.toolCallId)).toEqual(['call_del']);
     expect(pending.toolCalls.map((call) => call.status)).toEqual(['awaiting_execution']);
     expect(clientRuns).toBe(0);
+  });
+
+  it('runs the calls of a run restored waiting from the checkpoint', async () => {
+    const { server, model } = await modelServer(locationModel);
+    const agent = createAgent({ model, tools: [defineAgentTool(location)] });
+    const checkpointStorage = createMemoryAgentCheckpointStorage();
+    const before = track(createXChatRuntime({ provider: agent, sessionId: 'chat', checkpointStorage }));
+    const first = await before.request({ prompt: 'Where am I?' });
+    await before.flushCheckpoint();
+    before.destroy();
+
+    const getLocation = defineAgentTool({ ...location, execute: () => ({ city: 'Lyon' }) });
+    const after = track(
+      createXChatRuntime({ provider: agent, sessionId: 'chat', checkpointStorage, tools: [getLocation] }),
+    );
+    const settled = await when(after as XChatRuntime<unknown>, continuedOf(first.runId));
+    expect(server.modelRequests()[1]?.toolResults).toEqual([
+      { toolCallId: 'call_loc', content: '{"city":"Lyon"}', isError: false },
+    ]);
+    expect(settled.messages.at(-1)?.message.content).toBe('You are in Lyon.');
   });
 
   it('refuses two tools of one name', () => {
