@@ -10,8 +10,8 @@ import type { CommandMachineEvent } from './commandEvents';
 import { createEntityRecord, type EntityStartEvent } from './entityEvents';
 import type { StoreCommandSettledEvent } from './entityUpdates';
 import { messageMachine } from './messageMachine';
+import { createIssue } from './protocolIssues';
 import { reasoningMachine } from './reasoningMachine';
-import { createIssue } from './store/storeCore';
 import { taskMachine } from './taskMachine';
 import { toolCallMachine } from './toolCallMachine';
 

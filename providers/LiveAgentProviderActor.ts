@@ -14,7 +14,6 @@ import { parseAgentCommand } from '../protocol/parseAgentEvent';
 import { randomId } from '../protocol/randomId';
 import { AgentCommandError } from './AgentCommandError';
 import type { AgentApprovalAnswer, AgentRunContinuation } from './AgentProvider';
-import { createClientToolResultEvent } from './clientToolResultEvent';
 import type {
   AgentProviderActorCommand,
   AgentProviderActorEmitted,
@@ -22,7 +21,8 @@ import type {
   AgentProviderActorOptions,
   AgentProviderActorOutput,
   AgentProviderActorSnapshot,
-} from './fromAgentProvider';
+} from './agentProviderActorTypes';
+import { createClientToolResultEvent } from './clientToolResultEvent';
 import { runAgentCommand } from './runAgentCommand';
 import { type AgentRunResult, runAgentProvider } from './runAgentProvider';
 

@@ -8,9 +8,9 @@ import { getOwn } from '../machines/agentStateProjection';
 import { isWaitingForInput } from '../machines/pendingInput';
 import { AGENT_COMMAND_PROTOCOL_VERSION, AGENT_EVENT_PROTOCOL_VERSION } from '../protocol/constants';
 import { AgentCommandError } from '../providers/AgentCommandError';
+import type { AnyAgentProvider } from '../providers/AgentProvider';
 import { isContinuedInState, isReadyToContinue } from './agentLoop';
 import type { ConnectionMachineEvent } from './connectionMachine';
-import type { OpenStream } from './conversationStreams';
 import type { RuntimeCore } from './runtimeCore';
 
 export interface ConversationCheckpointOptions {
@@ -161,7 +161,13 @@ function findNotContinued(state: AgentState, sessionId: string): AgentCheckpoint
 export function restoreAndResume(
   core: RuntimeCore,
   options: ConversationCheckpointOptions,
-  stream: OpenStream,
+  stream: (
+    input: unknown,
+    provider: AnyAgentProvider,
+    continuation: undefined,
+    autoDepth: number,
+    restored: RestoredRun,
+  ) => Promise<unknown>,
   failed: (error: unknown) => void,
 ): Promise<void> {
   const { status } = core;

@@ -1,8 +1,9 @@
 import { AGENT_ENTITY_EVENT_ROUTES } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { checkAgentEvent } from '../../protocol/parseAgentEvent';
-import { belongsTo, describeInvalidEvent, hasIdentity, type RunHandle } from './handles';
-import { ABSORBED, createIssue, type EventOutcome, refuse, type StoreCore } from './storeCore';
+import { createIssue, hasIdentity } from '../protocolIssues';
+import { belongsTo, describeInvalidEvent, type RunHandle } from './handles';
+import { ABSORBED, type EventOutcome, refuse, type StoreCore } from './storeCore';
 
 /** An event the store will route: valid, new, in order, of its run's session, to a run that takes it. */
 export interface AdmittedEvent {

@@ -2,10 +2,11 @@ import { AGENT_ENTITY_EVENT_ROUTES } from '../../protocol/agentEntityKinds';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import type { AgentEntityKind, AgentEntityState } from '../agentState';
+import { createIssue } from '../protocolIssues';
 import { addEntityHandle, recordEntity } from './entityActors';
 import type { EntityHandle, RunHandle, RunRef } from './handles';
 import { sendToRun } from './runLifecycle';
-import { APPLIED, createIssue, type EventOutcome, refuse, type StoreCore } from './storeCore';
+import { APPLIED, type EventOutcome, refuse, type StoreCore } from './storeCore';
 
 /**
  * Routes an entity event by run-scoped id. A start event goes to the run actor, which spawns

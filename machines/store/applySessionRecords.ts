@@ -3,8 +3,9 @@ import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import type { AgentExtensionRecord } from '../agentState';
 import { applyStatePatch } from '../applyStatePatch';
 import { withDefined } from '../entityUpdates';
+import { createIssue } from '../protocolIssues';
 import type { RunHandle } from './handles';
-import { APPLIED, createIssue, type EventOutcome, refuse, type StoreCore } from './storeCore';
+import { APPLIED, type EventOutcome, refuse, type StoreCore } from './storeCore';
 
 /** `state.snapshot` replaces the session's shared state; `state.delta` patches it, within the patch limits. */
 export function applySharedState(core: StoreCore, event: AgentEventOf<'state.snapshot' | 'state.delta'>): EventOutcome {

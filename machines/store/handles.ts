@@ -71,12 +71,6 @@ export function describeInvalidEvent(value: unknown): unknown {
   return summary;
 }
 
-export function hasIdentity(value: unknown): value is { runId: string; eventId: string } {
-  if (typeof value !== 'object' || value === null) return false;
-  const { runId, eventId } = value as Record<string, unknown>;
-  return typeof runId === 'string' && runId !== '' && typeof eventId === 'string' && eventId !== '';
-}
-
 /** One map of entity handles per kind of the entity-kind table. */
 export function emptyEntityMaps(): Record<AgentEntityKind, Map<string, EntityHandle>> {
   return Object.fromEntries(AGENT_ENTITY_KINDS.map((kind) => [kind, new Map()])) as Record<

@@ -3,9 +3,10 @@ import { AGENT_ENTITY_CONTAINERS, type AgentEntityState, type AgentRunState, typ
 import { AgentStateProjection } from '../agentStateProjection';
 import { isFinalEntityStatus } from '../entityEvents';
 import { isPendingEntity, isWaitingForInput } from '../pendingInput';
+import { hasIdentity } from '../protocolIssues';
 import type { EntitySpawn } from '../runMachine';
 import { addEntityHandle } from './entityActors';
-import { hasIdentity, type RunHandle, type RunRef, runActorId } from './handles';
+import { type RunHandle, type RunRef, runActorId } from './handles';
 import { type RegistryRestorePoint, RunRegistry } from './RunRegistry';
 import type { SessionRef } from './storeCore';
 

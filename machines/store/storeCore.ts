@@ -1,10 +1,10 @@
 import type { ActorRefFrom } from 'xstate';
-import type { AgentProtocolIssue, AgentProtocolIssueCode } from '../../protocol/protocolIssue';
+import type { AgentProtocolIssue } from '../../protocol/protocolIssue';
 import type { AgentStateProjection } from '../agentStateProjection';
 import type { StatePatchLimits } from '../applyStatePatch';
+
 import type { sessionMachine } from '../sessionMachine';
 import type { DeltaCoalescer } from './DeltaCoalescer';
-import { hasIdentity } from './handles';
 import type { RunRegistry } from './RunRegistry';
 
 export type SessionRef = ActorRefFrom<typeof sessionMachine>;
@@ -38,20 +38,6 @@ export type EventOutcome =
 
 export const ABSORBED: EventOutcome = { kind: 'absorbed' };
 export const APPLIED: EventOutcome = { kind: 'applied' };
-
-/** An issue about an event, naming its run (and entity and state, when given). */
-export function createIssue(
-  code: AgentProtocolIssueCode,
-  message: string,
-  event: unknown,
-  extra: Pick<AgentProtocolIssue, 'entityId' | 'state'> = {},
-): AgentProtocolIssue {
-  const issue: AgentProtocolIssue = { code, message, event };
-  if (hasIdentity(event)) issue.runId = event.runId;
-  if (extra.entityId !== undefined) issue.entityId = extra.entityId;
-  if (extra.state !== undefined) issue.state = extra.state;
-  return issue;
-}
 
 /** A refusal of an event of a known identity: remembered by id, moving the run's sequence when `advance`. */
 export function refuse(
