@@ -116,6 +116,8 @@ describe('sanitizeInspection', () => {
     });
     const direct: InspectionEvent[] = [];
     createAgentStore({ inspect: { next: (event) => direct.push(event) } }).batch([events.create('run.started', {})]);
-    expect(direct.some((event) => event.type === '@xstate.actor' && (event.actorRef as AnyActorRef).id === 'session')).toBe(true);
+    expect(
+      direct.some((event) => event.type === '@xstate.actor' && (event.actorRef as AnyActorRef).id === 'session'),
+    ).toBe(true);
   });
 });
