@@ -75,7 +75,10 @@ export interface RuntimeCore {
 export function closeLaneWhenIdle(core: Pick<RuntimeCore, 'findLane' | 'send'>, runId: string): void {
   const lane = core.findLane(runId);
   if (lane === undefined) return;
-  if (lane.getSnapshot().matches({ execution: 'idle' })) return core.send({ type: 'lane.close', runId });
+  if (lane.getSnapshot().matches({ execution: 'idle' })) {
+    core.send({ type: 'lane.close', runId });
+    return;
+  }
   const subscription = lane.subscribe((snapshot) => {
     if (!snapshot.matches({ execution: 'idle' })) return;
     subscription.unsubscribe();
