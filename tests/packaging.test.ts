@@ -2,7 +2,8 @@
 // first) copied into node_modules/agent-machines of a scratch directory that has the runtime
 // dependencies and nothing else (no vitest), and loaded by plain Node processes through the
 // exports map, as ES modules and as CommonJS.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import {
   cpSync,
   existsSync,
@@ -16,8 +17,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
 import { bundleSize } from '../scripts/bundleSize';
+import { postJson, type ReadFrame, readEvents } from './support/hostClient';
+import { startModelServer } from './support/modelServer';
 
 const repository = resolve(import.meta.dirname, '..');
 const packageJson = JSON.parse(readFileSync(join(repository, 'package.json'), 'utf8')) as {
@@ -580,4 +585,104 @@ describe('packaging: a project without React, @xstate/react or redis', () => {
     });
     expect(JSON.parse(output)).toEqual({ anonymous: [403, 'forbidden'], other: [403, 'forbidden'] });
   });
+
+  it("runs the README's agent on its server: the server tool, the approval and the client tool's result through /commands", async () => {
+    const readme = readFileSync(join(repository, 'README.md'), 'utf8');
+    const snippet = /A complete server:\n\n```ts\n([\s\S]*?)\n```/.exec(readme)?.[1] ?? '';
+    expect(snippet.split('\n').length).toBeLessThan(40);
+    // A model on loopback that looks the order up, refunds it (the approval), asks the user to pick one (the client).
+    const model = await startModelServer('openai', (request) => {
+      const calls = [
+        { id: 'call_get', name: 'get_order', arguments: { id: 'A-1' } },
+        { id: 'call_refund', name: 'refund', arguments: { id: 'A-1' } },
+        { id: 'call_pick', name: 'pick_order', arguments: {} },
+      ];
+      const next = calls[request.toolResults.length];
+      return next === undefined
+        ? { text: request.toolResults.map((result) => result.content).join(' ') }
+        : { toolCalls: [next] };
+    });
+    const source = `
+      const userOf = async (authorization) =>
+        authorization === 'Bearer alice' ? { ownsSession: async (sessionId) => sessionId === 'alice-1' } : undefined;
+      ${snippet.replace(".listen(8787, '127.0.0.1')", ".listen(0, '127.0.0.1')")}
+      server.on('listening', () => console.log(JSON.stringify({ port: server.address().port })));`;
+    const file = join(root, 'agentServer.mjs');
+    writeFileSync(file, source);
+    const { NODE_OPTIONS: _options, NODE_PATH: _path, REDIS_URL: _redis, ...env } = process.env;
+    const child = spawn(process.execPath, [file], {
+      cwd: root,
+      env: { ...env, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.baseURL },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [
+        string,
+      ];
+      const session = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/api/agent/sessions/alice-1`;
+      const headers = { authorization: 'Bearer alice' };
+      type Event = { type: string; runId: string; payload: Record<string, unknown> };
+      const eventsOf = (frames: ReadFrame[]) =>
+        frames.filter((frame) => frame.event === undefined).map((frame) => JSON.parse(frame.data) as Event);
+      /** The session's events, read from its start until `run` (or the run that continues `run.continues`) completed. */
+      const readUntil = async (run: { id: string } | { continues: string }) => {
+        const runIdOf = (events: Event[]) =>
+          'id' in run
+            ? run.id
+            : events.find((event) => event.type === 'run.started' && event.payload.continuesRunId === run.continues)
+                ?.runId;
+        const { events } = await readEvents(`${session}/events`, {
+          headers,
+          timeoutMs: 30_000,
+          stop: (frames) => {
+            const all = eventsOf(frames);
+            const runId = runIdOf(all);
+            return all.some((event) => event.runId === runId && event.type === 'run.completed');
+          },
+        });
+        const runId = runIdOf(events) as string;
+        return { runId, events: events.filter((event) => event.runId === runId) };
+      };
+      const started = await postJson(
+        `${session}/runs`,
+        { provider: 'assistant', input: { prompt: 'Refund A-1' } },
+        headers,
+      );
+      const first = await readUntil({ id: started.body.runId as string });
+      expect(first.events.find((event) => event.type === 'tool.completed')?.payload).toEqual({
+        toolCallId: 'call_get',
+        result: { item: 'lamp', total: 42 },
+      });
+      expect(first.events.at(-1)?.payload).toMatchObject({ pendingApprovalIds: ['approval-call_refund'] });
+
+      const approve = createAgentCommandFactory({ sessionId: 'alice-1', runId: first.runId }).create(
+        'approval.resolve',
+        { approvalId: 'approval-call_refund', decision: 'approved' },
+      );
+      expect((await postJson(`${session}/commands`, approve, headers)).status).toBe(200);
+      const second = await readUntil({ continues: first.runId });
+      expect(second.events.find((event) => event.type === 'tool.completed')?.payload).toEqual({
+        toolCallId: 'call_refund',
+        result: { refunded: true },
+      });
+      expect(second.events.at(-1)?.payload).toMatchObject({ pendingToolCallIds: ['call_pick'] });
+
+      const pick = createAgentCommandFactory({ sessionId: 'alice-1', runId: second.runId }).create(
+        'tool.submit_result',
+        { toolCallId: 'call_pick', result: { id: 'A-1' } },
+      );
+      expect((await postJson(`${session}/commands`, pick, headers)).status).toBe(200);
+      const third = await readUntil({ continues: second.runId });
+      const text = third.events
+        .filter((event) => event.type === 'message.delta')
+        .map((event) => event.payload.delta)
+        .join('');
+      expect(text).toBe('{"item":"lamp","total":42} {"refunded":true} {"id":"A-1"}');
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      await model.close();
+    }
+  }, 60_000);
 });
