@@ -16,6 +16,25 @@ export type { AgentProviderErrorCode } from './AgentProviderError';
 export { AgentProviderError } from './AgentProviderError';
 /** What `defineAgentProvider` hands each run's context (`events`), and how `events.close` ends a run. */
 export type { AgentRunClosing } from './AgentRunTracker';
+export type { AgentModelInput, AgentModelRequest, AgentModelTool } from './agent/agentModelInput';
+export { anthropicModelInput, openAIModelInput } from './agent/agentModelInput';
+/** The chunks and context in `createAgent`'s provider type, and the agent's meta on events (`meta.agentMachines.step`). */
+export type { AgentEventDraft, AgentLoopChunk, AgentStepMeta } from './agent/agentStepEvents';
+export type { AgentTurn } from './agent/agentTurn';
+export type { AgentContext, AgentInput, AgentOptions, AgentRequest } from './agent/createAgent';
+export { createAgent } from './agent/createAgent';
+export type { AgentJsonSchema, JsonSchemaIssue } from './agent/createJsonSchemaValidator';
+export type {
+  AgentTool,
+  AgentToolApprovalOptions,
+  AgentToolDefinition,
+  AgentToolExecuteOptions,
+  AgentToolInputResult,
+  AgentToolInputSchema,
+  InferAgentToolInput,
+} from './agent/defineAgentTool';
+export { defineAgentTool } from './agent/defineAgentTool';
+export type { AgentRunOutput, AgentStopReason } from './agent/runAgentTurn';
 export type { AgentRunEmitter } from './createAgentRunEmitter';
 export type { AgentProviderDefinition, AgentProviderRunContext } from './defineAgentProvider';
 export { defineAgentProvider } from './defineAgentProvider';

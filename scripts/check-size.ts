@@ -35,7 +35,11 @@ import {
 // the machine), the conversation as one actor system and sanitizeInspection added 1.8 KB to the
 // core and 1.3 KB to the app (45.5, 66.0 and 70.8 KB at 4ca4620): the budgets follow while
 // issue 25's targets (core 40 KB, app 55 KB) are open.
-const budgetsKb: Record<(typeof statedBundles)[number]['id'], number> = { core: 46, react: 66.5, app: 71.5 };
+// Client tools by definition (issue 26: the runtime running a tool's execute when a run waits
+// for it, with executeAgentTool and parseToolCallInput from the agent) added 0.9 KB to the
+// React entry and to the app; with the connection machine's later fixes they measured 67.1
+// and 72.0 KB.
+const budgetsKb: Record<(typeof statedBundles)[number]['id'], number> = { core: 46, react: 67.5, app: 72.5 };
 
 let failed = false;
 const measured: StatedSize[] = [];
