@@ -1,7 +1,8 @@
 // `npm start`: builds the React page with Vite, then serves it and the agents it talks to
 // from one server on 127.0.0.1. The OpenAI-compatible, Anthropic and AG-UI endpoints replay
 // recordings, or proxy the real services when their keys are in this process's environment;
-// an agent-machines host at /api/agent plays the page's local script server-side.
+// an agent-machines host at /api/agent runs an agent (createAgent) whose tools run server-side,
+// on the real OpenAI-compatible service when its key is here, else on a scripted model.
 // `PORT` picks the port (default 4173, 0 for any free one); a port in use is reported and the
 // next one tried, and a `PORT` that is not a port stops the start with a one-line error.
 // `DEMO_OUT_DIR` names the folder the page is built in and served from (default
@@ -14,14 +15,13 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zlibConstants } from 'node:zlib';
 import * as z from 'zod/mini';
-import { createLocalAgentProvider } from '../../providers/local/createLocalAgentProvider';
 import { createAgentHost } from '../../server/createAgentHost';
 import { toNodeHandler } from '../../server/node';
 import { handleAgUI } from './agUIEndpoint';
 import { anthropicUpstreamFromEnv, handleAnthropic } from './anthropicEndpoint';
 import { DEMO_HOST_PATH, DEMO_HOST_PROVIDER } from './app/demoProviders';
-import { localAgentScript } from './app/localAgentScript';
 import { buildDemoApp, DEMO_DIST_DIRECTORY, isDemoAppBuilt } from './buildDemoApp';
+import { createDemoHostAgent } from './hostAgent';
 import { handleOpenAI, openAIUpstreamFromEnv } from './openAIEndpoint';
 
 export interface DemoServerOptions {
@@ -69,8 +69,8 @@ const compressors: Record<Encoding, (content: Buffer) => Promise<Buffer>> = {
 const PORT_ATTEMPTS = 10;
 const MAX_PORT = 65_535;
 
-/** What a client may ask the host's local script to answer. */
-const localInputSchema = z.object({ prompt: z.string() });
+/** What a client may ask the host's agent. */
+const hostInputSchema = z.object({ prompt: z.string() });
 
 /** Whether a request is for the agent-machines host, which reads its own bodies. */
 function isHostPath(pathname: string): boolean {
@@ -183,13 +183,13 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   }
   const serveFile = fileServer(outDir);
 
-  // The page's own script, run here: the page's "agent-machines host" provider streams its runs
-  // from this host's event log, and its commands and client tool results come back here.
+  // An agent run here, its tools too: the page's "agent-machines host" provider streams its runs
+  // from this host's event log, and its commands and answers (an approval) come back here.
   const agentHost = createAgentHost({
     providers: {
       [DEMO_HOST_PROVIDER]: {
-        provider: createLocalAgentProvider({ script: localAgentScript }),
-        parseInput: (input) => localInputSchema.parse(input),
+        provider: createDemoHostAgent(openAI),
+        parseInput: (input) => hostInputSchema.parse(input),
       },
     },
     basePath: DEMO_HOST_PATH,

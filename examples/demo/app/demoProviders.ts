@@ -15,8 +15,8 @@ export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui' | 'host';
 export const DEMO_CONVERSATION_KEY = 'agent-machines-demo';
 /** The path the demo server mounts its agent-machines host at. */
 export const DEMO_HOST_PATH = '/api/agent';
-/** The name of the host's provider that plays `localAgentScript` on the server. */
-export const DEMO_HOST_PROVIDER = 'local';
+/** The name of the host's provider: an agent whose tools run on the server (examples/demo/hostAgent.ts). */
+export const DEMO_HOST_PROVIDER = 'assistant';
 
 /**
  * What the page sends: a prompt, plus each wire's own tool definitions; for the host, the
@@ -34,7 +34,7 @@ export const DEMO_PROVIDER_LABELS: Record<DemoProviderId, string> = {
   host: 'agent-machines host (server-side runs)',
 };
 
-/** The local script's first turn, and the slow turn ("slowly" in the prompt). */
+/** The local script's first turn, and the slow turn ("slowly" in the prompt): the host's agent answers both too. */
 const LOCAL_PROMPTS = [
   'What is the weather in Paris and Rome? Email it to the team.',
   'What is the weather in Oslo? Answer slowly.',
@@ -43,8 +43,9 @@ const LOCAL_PROMPTS = [
 /**
  * What each provider answers. The recorded ones replay one scenario whatever is asked (the
  * OpenAI-compatible and Anthropic ones only while the server holds no key for the real
- * service): their prompts are the questions the recordings answer. The local script and the
- * host play the local script, which has a turn for each of its prompts.
+ * service): their prompts are the questions the recordings answer. The local script has a
+ * turn for each of its prompts, and the host's agent (on its scripted model without a key)
+ * answers the same two.
  */
 export const DEMO_SCENARIOS: Record<
   DemoProviderId,
@@ -73,7 +74,7 @@ const weatherDescription = 'Current temperature in a city, in °C (run by the pa
 /**
  * The five providers, made once. Each talks to this page's own server, which replays a
  * recording or proxies the real service with the key it holds: no key reaches the page.
- * `host` is the server's agent-machines host, which plays the local script server-side; its
+ * `host` is the server's agent-machines host, which runs an agent and its tools server-side; its
  * session is the conversation's, so `sessionId` must be the chat's `conversationKey`.
  */
 export function createDemoProviders(origin: string, sessionId: string): Record<DemoProviderId, DemoProvider> {
