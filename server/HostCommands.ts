@@ -39,7 +39,9 @@ export async function fingerprintOf(command: AgentCommand): Promise<string> {
 /**
  * A host's commands: each executed once per idempotency key across instances, by the
  * instance that runs its run (signalled through the log when that is another one), with
- * the first outcome kept under the key for everyone who sends it again.
+ * the first outcome kept under the key for everyone who sends it again. The answers to a run
+ * that ended waiting for input are no running run's: the instance that gets them takes them
+ * (`WaitingRunAnswers`).
  */
 export class HostCommands {
   constructor(private readonly options: HostCommandsOptions) {}
