@@ -1,6 +1,7 @@
 import { ThoughtChain, type ThoughtChainItemType } from '@ant-design/x';
 import { memo } from 'react';
 import type { AgentApprovalState, AgentRunState, AgentState, AgentToolCallState } from '../../../machines/agentState';
+import { CLIENT_TOOLS } from './clientTools';
 
 /** A value in words: `city: Paris, celsius: 14` rather than JSON. */
 export function inWords(value: unknown): string {
@@ -68,7 +69,12 @@ function reasonText(reason: string): string {
 }
 
 /** How the run ended, in words, when that is worth a line: not when it simply completed. */
-function outcomeItem(run: AgentRunState, stranded: boolean, rejected: boolean): ThoughtChainItemType | undefined {
+function outcomeItem(
+  run: AgentRunState,
+  stranded: boolean,
+  rejected: boolean,
+  pageTools: boolean,
+): ThoughtChainItemType | undefined {
   const item = { key: `run:${run.id}` };
   if (stranded) {
     return {
@@ -92,8 +98,12 @@ function outcomeItem(run: AgentRunState, stranded: boolean, rejected: boolean): 
   if (run.status === 'completed' && rejected) {
     return { ...item, status: 'abort', title: 'Run ended', description: 'Nothing was done after your rejection.' };
   }
+  if (run.status === 'completed' && (run.pendingApprovalIds?.length ?? 0) > 0) {
+    return { ...item, status: 'success', title: 'Run paused for your approval' };
+  }
   if (run.status === 'completed' && (run.pendingToolCallIds?.length ?? 0) > 0) {
-    return { ...item, status: 'success', title: 'Run paused for tools this page runs' };
+    const title = pageTools ? 'Run paused for tools this page runs' : 'Run paused for tools the application runs';
+    return { ...item, status: 'success', title };
   }
   return undefined;
 }
@@ -102,10 +112,14 @@ function outcomeItem(run: AgentRunState, stranded: boolean, rejected: boolean): 
 export function runActivityItems(state: AgentState, runId: string, stranded: boolean): ThoughtChainItemType[] {
   const items: ThoughtChainItemType[] = [];
   let rejected = false;
+  let pageTools = false;
   for (const ref of state.order) {
     if (ref.kind === 'toolCall') {
       const call = state.toolCalls[ref.key];
-      if (call?.runId === runId) items.push(toolCallItem(call));
+      if (call?.runId !== runId) continue;
+      items.push(toolCallItem(call));
+      // A call the run left to the application, one of the tools this page runs.
+      if (state.runs[runId]?.pendingToolCallIds?.includes(call.id) && CLIENT_TOOLS[call.name]) pageTools = true;
     } else if (ref.kind === 'approval') {
       const approval = state.approvals[ref.key];
       if (approval?.runId !== runId) continue;
@@ -114,7 +128,7 @@ export function runActivityItems(state: AgentState, runId: string, stranded: boo
     }
   }
   const run = state.runs[runId];
-  const outcome = run === undefined ? undefined : outcomeItem(run, stranded, rejected);
+  const outcome = run === undefined ? undefined : outcomeItem(run, stranded, rejected, pageTools);
   if (outcome !== undefined) items.push(outcome);
   return items;
 }

@@ -5,7 +5,7 @@ import type { AgentState, AgentToolCallState } from '../../../machines/agentStat
 import { useXChatToolCall } from '../../../react/useXChatSelector';
 import type { AgentActions } from '../../../runtime/createXChatRuntime';
 import type { XChatSource } from '../../../runtime/createXChatSource';
-import { CLIENT_TOOLS } from './clientTools';
+import { isRunByThisPage } from './clientTools';
 import { commandOf, type DemoCommands } from './commandStatus';
 import type { DemoInput } from './demoProviders';
 
@@ -18,9 +18,9 @@ const STATUS: Record<AgentToolCallState['status'], NonNullable<ThoughtChainItemT
   cancelled: 'abort',
 };
 
-function describe(call: AgentToolCallState): string {
+function describe(state: AgentState, call: AgentToolCallState): string {
   const attempt = call.attempt > 1 ? ` · attempt ${call.attempt}` : '';
-  const where = call.status === 'awaiting_execution' && CLIENT_TOOLS[call.name] ? ' · run by this page' : '';
+  const where = call.status === 'awaiting_execution' && isRunByThisPage(state, call) ? ' · run by this page' : '';
   return `${call.status.replace('_', ' ')}${attempt}${where}`;
 }
 
@@ -83,7 +83,7 @@ export function ToolCallsPanel({ agentState, chat, agentActions, commands, onErr
           {call.retryOf === undefined ? null : <Tag style={{ marginLeft: 8 }}>retry of {call.retryOf}</Tag>}
         </span>
       ),
-      description: describe(call),
+      description: describe(agentState, call),
       status: STATUS[call.status],
       content: <ToolCallDetails chat={chat} runId={call.runId} toolCallId={call.id} />,
       footer: retryable ? (

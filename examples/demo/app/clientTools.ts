@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react';
-import type { AgentState } from '../../../machines/agentState';
+import type { AgentState, AgentToolCallState } from '../../../machines/agentState';
 import { selectPendingInput } from '../../../machines/selectors';
 import type { AgentActions } from '../../../runtime/createXChatRuntime';
 
@@ -10,6 +10,20 @@ export const CLIENT_TOOLS: Record<string, (args: Record<string, unknown>) => unk
   get_weather: ({ city }) => ({ city, celsius: CELSIUS[String(city).toLowerCase()] ?? 17 }),
   send_email: ({ to }) => ({ sent: true, to }),
 };
+
+/**
+ * Whether this page runs a tool call: one of its client tools, left pending by a run that
+ * ended waiting for it, and not a call an approval still waits on (the agent runs that one
+ * after the answer).
+ */
+export function isRunByThisPage(state: AgentState, call: AgentToolCallState): boolean {
+  if (CLIENT_TOOLS[call.name] === undefined) return false;
+  const pending = selectPendingInput(state, call.runId);
+  return (
+    pending.toolCalls.some((candidate) => candidate.id === call.id) &&
+    !pending.approvals.some((approval) => approval.toolCallId === call.id)
+  );
+}
 
 /**
  * Runs the client tools of every run that ended waiting for them and submits the results;
