@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, type InspectionEvent, waitFor } from 'xstate';
 import { createMemoryAgentCheckpointStorage } from '../checkpoint/createMemoryAgentCheckpointStorage';
+import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
 import { createRemoteRuntime, requestCompletedRun, requestRunWaitingOnTool } from '../tests/support/remoteRuntime';
 import { until } from '../tests/support/until';
 import { createXChatRuntime } from './createXChatRuntime';
@@ -10,6 +11,14 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 async function settle() {
   for (let index = 0; index < 5; index += 1) await tick();
+}
+
+/** An approval command for run `runId`'s approval `a-1`, to ask the store whether it would take one now. */
+function approvalCommand(runId: string) {
+  return createAgentCommandFactory({ sessionId: 'session-1', runId }).create('approval.resolve', {
+    approvalId: 'a-1',
+    decision: 'approved',
+  });
 }
 
 function childrenOf(chat: { actor: { getSnapshot(): { children: unknown } } }): Record<string, AnyActorRef> {
@@ -226,6 +235,40 @@ describe('the interaction runtime as an actor', () => {
     chat.abort();
     await answering.catch(() => undefined);
     await result;
+  });
+
+  it("refuses a command sent behind a cancel from inside the actor's own observer, before the cancel reached its lane", async () => {
+    // The runtime takes the cancel and never confirms it: the cancel times out.
+    const remote = createRemoteRuntime({ *onCommand() {} });
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', cancelTimeoutMs: 30 });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Delete the report' });
+    const run = await started;
+    run.push((events) => [events.emit('approval.requested', { approvalId: 'a-1' })]);
+    await until(() => chat.store.can(approvalCommand(run.runId)), 'the approval to wait');
+    // The actor's observers are called while it takes an event (here a second request's stream
+    // opening): the cancel sent from one waits in the actor's mailbox, not yet in its lane.
+    const sent: Array<Promise<unknown>> = [];
+    const subscription = chat.actor.subscribe(() => {
+      if (sent.length > 0) return;
+      sent.push(chat.agentActions.cancelRun({ runId: run.runId }).catch((error: unknown) => error));
+      sent.push(
+        chat.agentActions
+          .resolveApproval({ runId: run.runId, approvalId: 'a-1', decision: 'approved' })
+          .catch((error: unknown) => error),
+      );
+    });
+    const second = remote.nextRun();
+    const other = chat.request({ prompt: 'And the other one' });
+    await until(() => sent.length === 2, 'the observer to act');
+    subscription.unsubscribe();
+    const [cancelled, approved] = await Promise.all(sent);
+    expect(approved).toMatchObject({ code: 'invalid_command', message: expect.stringMatching(/being cancelled/) });
+    expect(cancelled).toMatchObject({ code: 'interrupted' });
+    expect(remote.calls.map(({ type }) => type)).toEqual(['run.cancel']);
+    chat.abort();
+    (await second).end();
+    await Promise.all([result, other]);
   });
 
   it('keeps working when a lane is stopped from outside while it executes a cancel', async () => {
