@@ -1,6 +1,11 @@
 import type { AgentCheckpoint, AgentCheckpointStorage } from '../checkpoint/AgentCheckpoint';
 import { AGENT_CHECKPOINT_SCHEMA_VERSION } from '../checkpoint/AgentCheckpoint';
 import { AgentCheckpointError, describeCheckpointKey } from '../checkpoint/AgentCheckpointError';
+import {
+  type AgentCheckpointCoordinator,
+  type AgentCheckpointCoordinatorOptions,
+  createAgentCheckpointCoordinator,
+} from '../checkpoint/createAgentCheckpointCoordinator';
 import { loadAgentCheckpoint } from '../checkpoint/loadAgentCheckpoint';
 import type { ParseAgentCheckpointOptions } from '../checkpoint/parseAgentCheckpoint';
 import type { AgentState } from '../machines/agentState';
@@ -190,4 +195,23 @@ export function restoreAndResume(
       // Destroyed while restoring, the store it was filling is gone: there is nothing to restore into.
       if (!status.destroyed) throw error;
     });
+}
+
+/** The conversation's checkpoint saver, when it has a storage: a save's failure is the view's `checkpointError`. */
+export function createConversationSaver(
+  core: RuntimeCore,
+  storage: AgentCheckpointStorage | undefined,
+  timing: Pick<AgentCheckpointCoordinatorOptions, 'throttleMs' | 'saveTimeoutMs'> | undefined,
+): AgentCheckpointCoordinator | undefined {
+  if (storage === undefined) return undefined;
+  return createAgentCheckpointCoordinator({
+    storage,
+    sessionId: core.sessionId,
+    build: () => buildConversationCheckpoint(core),
+    ...timing,
+    onError: (error) => {
+      core.status.checkpointError = error;
+      core.schedule();
+    },
+  });
 }

@@ -82,6 +82,12 @@ export function createConversationLifecycle(
     scheduled = true;
     setTimeout(notify, 0);
   };
+  // Every change of the conversation's AgentState: listeners are told, and a checkpoint is
+  // due (not while restoring: the restored state is what was saved; `core.checkpoint` says so).
+  core.store.subscribe(() => {
+    schedule();
+    core.checkpoint('batch');
+  });
 
   return {
     schedule,

@@ -3,7 +3,7 @@ import { getOwn } from '../machines/agentStateProjection';
 import { isWaitingForInput } from '../machines/pendingInput';
 import { selectPendingInput } from '../machines/selectors';
 import { AgentValidationError } from '../protocol/errors';
-import type { AgentErrorInfo } from '../protocol/eventSchemas';
+import type { AgentErrorInfo, AgentEvent } from '../protocol/eventSchemas';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import type { AgentTool } from '../providers/agent/defineAgentTool';
 import { executeAgentTool } from '../providers/agent/executeAgentTool';
@@ -32,6 +32,10 @@ export interface ClientToolRunner {
    * on whose tool has `execute` run, in a task of their own.
    */
   onWaiting(runId: string): void;
+  /** An event a stream dispatched: a `run.completed` listing tool calls means the run waits on them. */
+  onEvent(event: AgentEvent): void;
+  /** The conversation was restored: each of its runs waiting on tool calls is taken as one that ended so here. */
+  onRestored(sessionId: string): void;
   /** Aborts the signals of the executions running: their calls keep waiting for a result. */
   abort(reason: unknown): void;
 }
@@ -116,6 +120,10 @@ export function createClientToolRunner(options: ClientToolRunnerOptions): Client
     }
   };
 
+  const onWaiting = (runId: string) => {
+    // Not from within the store's dispatch: `execute` may read the conversation, or act on it.
+    queueMicrotask(() => start(runId));
+  };
   return {
     get tools() {
       return tools;
@@ -123,9 +131,14 @@ export function createClientToolRunner(options: ClientToolRunnerOptions): Client
     setTools(next) {
       tools = toToolMap(next);
     },
-    onWaiting(runId) {
-      // Not from within the store's dispatch: `execute` may read the conversation, or act on it.
-      queueMicrotask(() => start(runId));
+    onWaiting,
+    onEvent(event) {
+      if (event.type === 'run.completed' && event.payload.pendingToolCallIds !== undefined) onWaiting(event.runId);
+    },
+    onRestored(sessionId) {
+      for (const run of Object.values(options.readState().runs)) {
+        if (run.sessionId === sessionId && run.pendingToolCallIds !== undefined) onWaiting(run.id);
+      }
     },
     abort(reason) {
       for (const controller of running) controller.abort(reason);

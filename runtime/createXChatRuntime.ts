@@ -1,5 +1,4 @@
 import { type Actor, createActor, fromPromise, type SnapshotFrom } from 'xstate';
-import { createAgentCheckpointCoordinator } from '../checkpoint/createAgentCheckpointCoordinator';
 import { createAgentStoreOn } from '../machines/createAgentStore';
 import { AgentError } from '../protocol/errors';
 import { randomId } from '../protocol/randomId';
@@ -9,7 +8,7 @@ import { createAgentLoop } from './agentLoop';
 import { CommandBook } from './commandBook';
 import { commandLaneMachine } from './commandLaneMachine';
 import type { AgentConnectionState } from './connectionMachine';
-import { buildConversationCheckpoint, restoreAndResume } from './conversationCheckpoint';
+import { createConversationSaver, restoreAndResume } from './conversationCheckpoint';
 import { createConversationLifecycle } from './conversationLifecycle';
 import { createConversationStreams } from './conversationStreams';
 import { createAgentActions } from './createAgentActions';
@@ -103,28 +102,14 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     closeLane: (runId) => closeLaneWhenIdle(core, runId),
   };
   const { status } = core;
-  const coordinator =
-    storage === undefined
-      ? undefined
-      : createAgentCheckpointCoordinator({
-          storage,
-          sessionId,
-          build: () => buildConversationCheckpoint(core),
-          ...options.checkpoint,
-          onError: (error) => {
-            status.checkpointError = error;
-            core.schedule();
-          },
-        });
+  const coordinator = createConversationSaver(core, storage, options.checkpoint);
   // Its results go through `agentActions`, made below, as the application's would.
   const clientTools = createClientToolRunner({
     tools: options.tools,
     readState: () => store.getSnapshot(),
     isDestroyed: () => status.destroyed,
     submit: (input) => agentActions.submitToolResult(input),
-    onError: (error) => {
-      if (!status.destroyed) failed(error);
-    },
+    onError: (error) => status.destroyed || failed(error),
   });
   const lifecycle = createConversationLifecycle(core, {
     runner: () => commandRunner,
@@ -136,18 +121,11 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
     stopSaving: () => coordinator?.stop(),
   });
   connection.subscribe(core.schedule);
-  store.subscribe(() => {
-    core.schedule();
-    // Not while restoring: the restored state is what was saved.
-    core.checkpoint('batch');
-  });
   const stream = createConversationStreams(core, {
     reconnect: options.reconnect,
     dispatch: (event, admission) => {
       const refused = commandRunner.dispatch(event, admission);
-      if (event.type === 'run.completed' && event.payload.pendingToolCallIds !== undefined) {
-        clientTools.onWaiting(event.runId);
-      }
+      clientTools.onEvent(event);
       return refused;
     },
     checkProvider: checkAgentProvider,
@@ -181,11 +159,7 @@ export function createXChatRuntime<Input, Request, Chunk, Context>(
   const agentActions = createAgentActions(commandRunner, loop, status, destroyedMessage);
   // A run restored waiting for a client tool's result gets it as one that ended so here.
   restored.then(
-    () => {
-      for (const run of Object.values(store.getSnapshot().runs)) {
-        if (run.sessionId === sessionId && run.pendingToolCallIds !== undefined) clientTools.onWaiting(run.id);
-      }
-    },
+    () => clientTools.onRestored(sessionId),
     () => undefined,
   );
 
