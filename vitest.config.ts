@@ -12,6 +12,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const SLOW_FILES = [
   'tests/fuzz/',
   'tests/browser/demo.browser.test.ts',
+  'tests/browser/demoInspect.browser.test.ts',
   'tests/browser/demoProviders.browser.test.ts',
   'tests/browser/reloadResume.browser.test.ts',
   'tests/browser/demoTruth.browser.test.ts',
