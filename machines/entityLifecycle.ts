@@ -18,12 +18,16 @@ export const FINAL_STATES = {
   cancelled: { type: 'final' },
 } as const;
 
-/** The assigner of a `<kind>.failed` event: the entity fails with the event's error. */
+/** The assigner of a `<kind>.failed` event: the entity fails with the event's error, and takes its meta. */
 export function failedBy<Record extends Entity>(type: `${string}.failed`): Assigner<Record> {
   return ({ context, event }) => {
     assertEvent(event, type);
-    const failure = event as EventObject & { payload: { error: AgentErrorInfo }; timestamp: number };
-    return failEntity(context.entity, failure.payload.error, failure.timestamp);
+    const failure = event as EventObject & {
+      payload: { error: AgentErrorInfo };
+      timestamp: number;
+      meta?: { [key: string]: unknown };
+    };
+    return withMeta(failEntity(context.entity, failure.payload.error, failure.timestamp), failure.meta);
   };
 }
 

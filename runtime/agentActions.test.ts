@@ -410,6 +410,22 @@ describe('the command lanes', () => {
 });
 
 describe('the agent loop', () => {
+  it('marks a client tool that failed as executed by the client, as one that completed', async () => {
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1', autoContinue: false });
+    const run = await requestRunWaitingOnTool(chat, remote);
+    const submitted = await chat.agentActions.submitToolResult({
+      runId: run.runId,
+      toolCallId: 'call-1',
+      error: { message: 'The location is not shared', code: 'denied' },
+    });
+    expect(chat.getSnapshot().agentState.toolCalls[getAgentEntityKey(run.runId, 'call-1')]).toMatchObject({
+      status: 'failed',
+      error: { message: 'The location is not shared', code: 'denied' },
+      meta: { agentMachines: { executedBy: 'client', commandId: submitted.commandId } },
+    });
+  });
+
   it('settles a client tool of a waiting run, then continues the conversation with the result in its history', async () => {
     const remote = createRemoteRuntime();
     const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
