@@ -6,6 +6,7 @@ import { commandLaneMachine } from '../runtime/commandLaneMachine';
 import { createXChatRuntime } from '../runtime/createXChatRuntime';
 import { commandLaneId, type XChatRuntimeEvent, xChatRuntimeMachine } from '../runtime/xChatRuntimeMachine';
 import { createRemoteRuntime, requestRunWaitingOnTool } from './support/remoteRuntime';
+import { until } from './support/until';
 
 /**
  * The conversation machine (`xChatRuntimeMachine`) as a graph, with its children. Its lanes
@@ -125,9 +126,8 @@ describe('model-based: the conversation machine', () => {
     const submitted = chat.agentActions.submitToolResult({ runId: run.runId, toolCallId: 'call-1', result: 1 });
     expect(described()).toMatch(new RegExp(`${commandLaneId(run.runId)}=`));
     await submitted;
-    await new Promise((resolve) => setTimeout(resolve, 0));
     // The run had all it waited for: its lane is closed, as `lane.close` closes it in the model.
-    expect(described()).not.toMatch(/lane:/);
+    await until(() => !/lane:/.test(described()), 'the lane to close');
     expect(described()).toBe(describeActor(replay(true, ready)));
   });
 });

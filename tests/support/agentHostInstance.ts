@@ -3,15 +3,13 @@
 // Started by `startAgentHostProcess`; prints `{"url": ...}` once it listens.
 // Environment: REDIS_URL, KEY_PREFIX, INSTANCE_ID, LEASE_MS, MODEL_URL (the model's base URL),
 // TOOLS_URL: the `deploy` tool (it needs approval) posts each execution there and returns the answer.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as z from 'zod/mini';
 import { createAgent } from '../../providers/agent/createAgent';
 import { defineAgentTool } from '../../providers/agent/defineAgentTool';
 import { createOpenAICompatibleAgentProvider } from '../../providers/openai/createOpenAICompatibleAgentProvider';
 import { createAgentHost } from '../../server/createAgentHost';
-import { toNodeHandler } from '../../server/node';
 import { createRedisEventLog } from '../../server/redis/createRedisEventLog';
+import { serveHostInstance } from './serveHostInstance';
 
 const env = process.env;
 const instanceId = env.INSTANCE_ID as string;
@@ -52,16 +50,4 @@ const host = createAgentHost({
     }),
   },
 });
-const server = createServer(toNodeHandler(host.fetch));
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close();
-  host
-    .close()
-    .then(() => log.close())
-    .finally(() => process.exit(0));
-});
+serveHostInstance(host, log);

@@ -1,12 +1,10 @@
 // One host instance in its own process, on a Redis event log: what a deployment runs per
 // machine. Started by `startHostProcess`; prints `{"url": ...}` once it listens.
 // Environment: REDIS_URL, KEY_PREFIX, INSTANCE_ID, LEASE_MS (default 1000).
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createLocalAgentProvider } from '../../providers/local/createLocalAgentProvider';
 import { createAgentHost } from '../../server/createAgentHost';
-import { toNodeHandler } from '../../server/node';
 import { createRedisEventLog } from '../../server/redis/createRedisEventLog';
+import { serveHostInstance } from './serveHostInstance';
 
 const env = process.env;
 const leaseMs = Number(env.LEASE_MS ?? 1_000);
@@ -36,16 +34,4 @@ const host = createAgentHost({
     }),
   },
 });
-const server = createServer(toNodeHandler(host.fetch));
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close();
-  host
-    .close()
-    .then(() => log.close())
-    .finally(() => process.exit(0));
-});
+serveHostInstance(host, log);

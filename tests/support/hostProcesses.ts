@@ -18,20 +18,26 @@ const exited = (child: ChildProcess) =>
     ? Promise.resolve()
     : new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
-/** Starts a host instance on the Redis at `redisUrl` and waits (at most 15 s) until it listens. */
+/**
+ * Starts a host instance on the Redis at `redisUrl` and waits (at most 60 s) until it listens.
+ * `script` is the instance to run (default `hostInstance.ts`), `env` what else it is given.
+ */
 export async function startHostProcess(options: {
   redisUrl: string;
   keyPrefix: string;
   instanceId: string;
   leaseMs?: number;
+  script?: string;
+  env?: Record<string, string>;
 }): Promise<HostProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', INSTANCE], {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? INSTANCE], {
     env: {
       ...process.env,
       REDIS_URL: options.redisUrl,
       KEY_PREFIX: options.keyPrefix,
       INSTANCE_ID: options.instanceId,
       LEASE_MS: String(options.leaseMs ?? 1_000),
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
