@@ -36,8 +36,13 @@ interface ProviderScenario {
   prompt: string;
   /** Every AI bubble once the scenario has played out, in order. */
   bubbles: string[];
-  /** The bubble whose text streams in enough deltas to be seen part-way (the others may arrive in one commit). */
-  watchedBubble: number;
+  /**
+   * The bubble that must be seen part-way before its whole text: the local runtime's, whose
+   * deltas come on the page's own timers. A wire's frames, 60 ms apart, may reach a page starved
+   * of CPU in one read (seen in CI beside the other files), so for them only what was seen is
+   * checked: every bubble's texts only ever grew into its final text.
+   */
+  watchedBubble?: number;
   reasoning: string[];
   /** Newest first, as the panel lists them. */
   toolCards: ToolCard[];
@@ -91,7 +96,6 @@ const SCENARIOS: ProviderScenario[] = [
     providerId: 'openai',
     prompt: 'Weather in Paris and Rome?',
     bubbles: ['Let me check both cities.', `${TOOL_ANSWERS} Both cities look fine for a walk today.`],
-    watchedBubble: 1,
     reasoning: ['Two cities, two lookups.'],
     toolCards: WEATHER_CARDS,
     streamedArguments: [],
@@ -103,7 +107,6 @@ const SCENARIOS: ProviderScenario[] = [
     providerId: 'anthropic',
     prompt: 'Weather in Paris and Rome?',
     bubbles: ['Let me check both cities.', `${TOOL_ANSWERS} Pack a light jacket for Paris.`],
-    watchedBubble: 1,
     reasoning: ['Two cities, two lookups.'],
     toolCards: WEATHER_CARDS,
     streamedArguments: [],
@@ -118,7 +121,6 @@ const SCENARIOS: ProviderScenario[] = [
       'I found 12 log files older than 30 days. Deleting them needs your approval.',
       'Done: 12 files matching logs/*.log deleted, 2.1 GB freed.',
     ],
-    watchedBubble: 0,
     reasoning: ['Disk is 91% full; the logs folder is the largest. Deleting needs consent.'],
     toolCards: [
       {
@@ -193,14 +195,18 @@ function recordSeenTexts(): void {
   }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
 }
 
-/** Whether `history` grew into `final` through at least one part: each text a longer prefix of it. */
-function grewInto(history: readonly string[], final: string): boolean {
+/** Whether `history` ends at `final` and each text before it (blanks aside) was a longer prefix of it. */
+function onlyGrewInto(history: readonly string[], final: string): boolean {
   const partial = history.slice(0, -1).filter((text) => text.trim() !== '');
   return (
     history.at(-1) === final &&
-    partial.length > 0 &&
     partial.every((text, index) => final.startsWith(text) && text.length > (partial[index - 1]?.length ?? 0))
   );
+}
+
+/** Whether `history` grew into `final` through at least one part shown before it. */
+function grewInto(history: readonly string[], final: string): boolean {
+  return onlyGrewInto(history, final) && history.slice(0, -1).some((text) => text.trim() !== '');
 }
 
 /** The cards of the tool calls panel, newest first. */
@@ -272,13 +278,18 @@ describe.runIf(browserTestsEnabled)('each wire provider of the demo page in Chro
       await expect.poll(() => page.locator('[data-testid="run"]').evaluateAll(runStatuses)).toEqual(scenario.runs);
       expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
 
-      // Mid-stream: the watched bubble showed its text part-way before the whole of it, growing
-      // each time; the reasoning grew into its final text the same way.
+      // Mid-stream: each bubble's text only ever grew into its final text, and the watched one
+      // showed it part-way first; the reasoning grew into its final text the same way.
       const seen = await page.evaluate(() => (window as unknown as { seenTexts: SeenTexts }).seenTexts);
-      const final = scenario.bubbles[scenario.watchedBubble] ?? '';
-      const watched = seen.bubbles[scenario.watchedBubble] ?? [];
-      expect(watched.at(-1)).toBe(final);
-      expect(grewInto(watched, final)).toBe(true);
+      expect(seen.bubbles.map((history) => history.at(-1))).toEqual(scenario.bubbles);
+      for (const history of seen.bubbles) {
+        const final = history.at(-1) ?? '';
+        expect(onlyGrewInto(history, final), JSON.stringify(history)).toBe(true);
+      }
+      if (scenario.watchedBubble !== undefined) {
+        const watched = seen.bubbles[scenario.watchedBubble] ?? [];
+        expect(grewInto(watched, scenario.bubbles[scenario.watchedBubble] ?? ''), JSON.stringify(watched)).toBe(true);
+      }
       expect(seen.reasoning.map((history) => history.at(-1))).toEqual(scenario.reasoning);
       expect(seen.reasoning.flat().every((text) => scenario.reasoning.some((r) => r.startsWith(text)))).toBe(true);
 
