@@ -8,15 +8,9 @@ import { type AnyAgentProvider, isAgentProvider } from '../providers/AgentProvid
 import type { AgentReconnectOptions } from '../providers/runAgentProvider';
 import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
 import { AgentEventLogError } from './AgentEventLogError';
-import {
-  AGENT_HOST_ERROR_STATUS,
-  AgentHostError,
-  type AgentHostErrorCode,
-  errorResponse,
-  failed,
-  jsonResponse,
-} from './AgentHostError';
+import { AgentHostError, errorResponse, failed, jsonResponse } from './AgentHostError';
 import { CatchUpReaders } from './CatchUpReaders';
+import { commandOutcomeError } from './commandOutcomeError';
 import { createEventStream } from './createEventStream';
 import { createMemoryEventLog } from './createMemoryEventLog';
 import { HostCommands } from './HostCommands';
@@ -35,6 +29,10 @@ import { type EncodedEntry, SessionFeed } from './SessionFeed';
 import { SessionStates } from './SessionStates';
 import { redactedForLog } from './safeEventErrors';
 import { settleClientTools } from './settleClientTools';
+import {
+  type AgentHostUIMessageStreamOptions,
+  UIMessageStreamEndpoint,
+} from './uiMessageStream/UIMessageStreamEndpoint';
 import { WaitingRunAnswers } from './WaitingRunAnswers';
 import { answerKey, continuationKey, continuationOf } from './waitingRuns';
 
@@ -131,6 +129,14 @@ export interface AgentHostOptions {
    * address and answer). Default `console.error`, with credentials redacted.
    */
   onError?: (error: unknown, context: { sessionId: string; runId?: string }) => void;
+  /**
+   * Serves the AI SDK's chat wire beside the host's own, so a `useChat` app points `api` at
+   * `{basePath}/chat`: `POST {basePath}/chat` starts a run of `provider` from a new user
+   * message, or answers the approvals and client tools of a run that waits, and streams the
+   * run as a UI message stream; `GET {basePath}/chat/:chatId/stream` resumes the running
+   * one (see docs/server.md). The chat id is the session id. Off by default.
+   */
+  uiMessageStream?: AgentHostUIMessageStreamOptions;
 }
 
 /** A session's AgentState and the cursor of the last event in it. */
@@ -153,20 +159,10 @@ export interface AgentHost {
   close(): Promise<void>;
 }
 
-const COMMAND_ERROR_CODES: Readonly<Record<string, AgentHostErrorCode>> = {
-  invalid_command: 'invalid_command',
-  unsupported_capability: 'unsupported_capability',
-  protocol_error: 'provider_error',
-  interrupted: 'timeout',
-};
-
 /** The HTTP answer to a command's outcome. */
 function outcomeResponse(outcome: AgentCommandOutcome): Response {
   if (outcome.status === 'accepted') return jsonResponse({ status: 'accepted', events: outcome.events });
-  const { code = 'provider_error', message } = outcome.error;
-  const hostCode: AgentHostErrorCode =
-    code in AGENT_HOST_ERROR_STATUS ? (code as AgentHostErrorCode) : (COMMAND_ERROR_CODES[code] ?? 'provider_error');
-  return errorResponse(new AgentHostError(hostCode, message));
+  return errorResponse(commandOutcomeError(outcome.error));
 }
 
 /**
@@ -288,6 +284,29 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     recordMs: options.commandRecordMs ?? 86_400_000,
     now,
   });
+  const chatProvider = options.uiMessageStream?.provider;
+  if (chatProvider !== undefined && !Object.hasOwn(options.providers, chatProvider)) {
+    throw new AgentHostError('unknown_provider', `uiMessageStream.provider: no provider named "${chatProvider}"`);
+  }
+  const chat =
+    options.uiMessageStream === undefined
+      ? undefined
+      : new UIMessageStreamEndpoint({
+          ...options.uiMessageStream,
+          log,
+          sessions,
+          basePath,
+          maxBodyBytes,
+          pageSize,
+          heartbeatMs,
+          authorize,
+          startRun,
+          executeCommand: async (command) => {
+            await listening;
+            return commands.execute(command);
+          },
+          onIdle: (sessionId, runId) => reaper.sweep(sessionId, runId),
+        });
   let closed = false;
 
   const listening = log.listen(instanceId, (signal) => {
@@ -474,6 +493,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
 
   async function handle(request: Request): Promise<Response> {
     if (closed) throw new AgentHostError('unavailable', 'The host is closing');
+    const chatRoute = chat?.routeOf(request);
+    if (chatRoute !== undefined) return (chat as UIMessageStreamEndpoint).handle(request, chatRoute);
     const { sessionId, endpoint } = routeOf(request, basePath);
     if (endpoint === 'runs') {
       const clientId = await authorize(request, { sessionId, action: 'run' });

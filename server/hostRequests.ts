@@ -64,7 +64,7 @@ export type AgentHostEndpoint = 'runs' | 'events' | 'commands' | 'state';
 const ROUTE = /^\/sessions\/([^/]+)\/(runs|events|commands|state)\/?$/;
 const METHODS: Record<AgentHostEndpoint, string> = { runs: 'POST', events: 'GET', commands: 'POST', state: 'GET' };
 /** Session ids are names, not paths: 1 to 256 characters, none a control character or `/` once decoded. */
-function isSessionId(value: string): boolean {
+export function isSessionId(value: string): boolean {
   if (value.length === 0 || value.length > 256) return false;
   for (let index = 0; index < value.length; index += 1) {
     const code = value.charCodeAt(index);
@@ -140,7 +140,7 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
 }
 
 /** The first schema issue as `path: what is wrong`, naming a missing field or an unknown one. */
-function describeIssue(issues: readonly z.core.$ZodIssue[], input: unknown): string {
+export function describeIssue(issues: readonly z.core.$ZodIssue[], input: unknown): string {
   const issue = issues[0];
   if (issue === undefined) return 'the body: invalid';
   const path = issue.path.map(String).join('.');
