@@ -18,8 +18,9 @@ import * as z from 'zod/mini';
 import { createAgentHost } from '../../server/createAgentHost';
 import { toNodeHandler } from '../../server/node';
 import { handleAgUI } from './agUIEndpoint';
+import { handleAISDK } from './aiSdkEndpoint';
 import { anthropicUpstreamFromEnv, handleAnthropic } from './anthropicEndpoint';
-import { DEMO_HOST_PATH, DEMO_HOST_PROVIDER } from './app/demoProviders';
+import { AI_SDK_DEMO_PATH, DEMO_HOST_PATH, DEMO_HOST_PROVIDER } from './app/demoProviders';
 import { buildDemoApp, DEMO_DIST_DIRECTORY, isDemoAppBuilt } from './buildDemoApp';
 import { createDemoHostAgent } from './hostAgent';
 import { handleOpenAI, openAIUpstreamFromEnv } from './openAIEndpoint';
@@ -199,6 +200,8 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
       ),
   });
   const serveHost = toNodeHandler(agentHost.fetch);
+  // The emails the AI SDK backend's `send_email` sent once approved.
+  const aiSdkOutbox = { sent: [] as Array<{ to: string; body: string }> };
 
   const server = createServer((request, response) => {
     const { pathname } = new URL(request.url ?? '/', 'http://demo.invalid');
@@ -210,6 +213,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
         if (pathname === '/v1/chat/completions') return handleOpenAI(body, response, openAI);
         if (pathname === '/v1/messages') return handleAnthropic(body, response, anthropic);
         if (pathname === '/agui') return handleAgUI(body, response);
+        if (pathname === AI_SDK_DEMO_PATH) return handleAISDK(body, response, aiSdkOutbox);
       }
       if (pathname === '/api/config') {
         response.writeHead(200, { 'content-type': 'application/json' });

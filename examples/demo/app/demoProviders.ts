@@ -15,6 +15,8 @@ export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui' | 'host';
 export const DEMO_CONVERSATION_KEY = 'agent-machines-demo';
 /** The path the demo server mounts its agent-machines host at. */
 export const DEMO_HOST_PATH = '/api/agent';
+/** Where the demo server's AI SDK backend (`streamText` over a scripted model) answers DefaultChatTransport's POSTs. */
+export const AI_SDK_DEMO_PATH = '/api/ai-sdk';
 /** The name of the host's provider: an agent whose tools run on the server (examples/demo/hostAgent.ts). */
 export const DEMO_HOST_PROVIDER = 'assistant';
 
