@@ -368,12 +368,32 @@ describe('a useChat client on the host', () => {
 
   it('resumes a run caught mid-way from its start, without duplicated text; 204 once nothing runs', async () => {
     const held = gate();
-    const { transport } = await startHost(heldRuntime(held.promise));
+    // Keep-alive comments while the run is held: the transports below read through them.
+    const { transport, api } = await startHost(heldRuntime(held.promise), { heartbeatMs: 5 });
     const reader = (await send(transport, 'reload', [userMessage('Hi')])).getReader();
     const before: UIMessageChunk[] = [];
     await readUntil(reader, before, (chunks) => chunks.some((chunk) => chunk.type === 'text-delta'));
     const partial = await messageOf(before);
     expect(textsOf(partial)).toEqual(['Hello ']);
+
+    // The wire as it is: the protocol's headers, data frames, and comments while the run is silent.
+    const controller = new AbortController();
+    const raw = await fetch(`${api}/reload/stream`, { signal: controller.signal });
+    expect([raw.status, raw.headers.get('content-type'), raw.headers.get('x-vercel-ai-ui-message-stream')]).toEqual([
+      200,
+      'text/event-stream',
+      'v1',
+    ]);
+    const rawReader = (raw.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes(': keep-alive\n\n')) {
+      const { done, value } = await rawReader.read();
+      if (done) break;
+      text += value;
+    }
+    expect(text).toContain(': keep-alive\n\n');
+    expect(text.startsWith(`data: {"type":"start","messageId":"${partial.id}"}\n\n`)).toBe(true);
+    controller.abort();
 
     // The page reloads: useChat's resume reads the stream again, replayed from the run's start.
     const resumed = await transport.reconnectToStream({ chatId: 'reload' });
