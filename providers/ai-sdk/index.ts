@@ -1,0 +1,11 @@
+export { AISDKChunkError } from './AISDKChunkError';
+export type { AISDKContext } from './aiSdkContext';
+export type { AISDKUIMessage, AISDKUIMessagePart } from './aiSdkMessages';
+export type { AISDKChatInput, AISDKChatRequest } from './aiSdkRequest';
+export type { AISDKAgentProviderOptions } from './createAISDKAgentProvider';
+export { createAISDKAgentProvider } from './createAISDKAgentProvider';
+export { mapUIMessageChunk } from './mapUIMessageChunk';
+export { readUIMessageChunk } from './readUIMessageChunk';
+export { toAISDKMessages } from './toAISDKMessages';
+export type { AISDKJSONValue, UIMessageChunk } from './uiMessageChunkSchema';
+export { uiMessageChunkSchema, uiMessageFinishReasons } from './uiMessageChunkSchema';
