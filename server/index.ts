@@ -21,3 +21,7 @@ export {
 export { createMemoryEventLog, type MemoryEventLog, type MemoryEventLogOptions } from './createMemoryEventLog';
 export { type AgentHostRunRequest, agentHostRunRequestSchema } from './hostRequests';
 export { type AgentFetchHandler, toNodeHandler } from './node';
+export type {
+  AgentHostChatInputRequest,
+  AgentHostUIMessageStreamOptions,
+} from './uiMessageStream/UIMessageStreamEndpoint';
