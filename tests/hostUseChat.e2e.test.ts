@@ -384,12 +384,13 @@ describe('a useChat client on the host', () => {
       'text/event-stream',
       'v1',
     ]);
-    const rawReader = (raw.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+    const rawReader = (raw.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
     let text = '';
     while (!text.includes(': keep-alive\n\n')) {
       const { done, value } = await rawReader.read();
       if (done) break;
-      text += value;
+      text += decoder.decode(value, { stream: true });
     }
     expect(text).toContain(': keep-alive\n\n');
     expect(text.startsWith(`data: {"type":"start","messageId":"${partial.id}"}\n\n`)).toBe(true);

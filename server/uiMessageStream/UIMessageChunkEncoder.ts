@@ -1,7 +1,7 @@
-import { applyStatePatch } from '../../machines/applyStatePatch';
 import type { AgentMessageContent } from '../../protocol/contentSchemas';
 import type { AgentEvent, AgentEventOf } from '../../protocol/eventSchemas';
 import type { UIMessageChunk } from '../../providers/ai-sdk/uiMessageChunkSchema';
+import { defined, UIDataPartEncoder } from './UIDataPartEncoder';
 
 /** A tool call as the stream has shown it so far. */
 interface ToolCallSeen {
@@ -36,13 +36,6 @@ function parseInput(text: string): { valid: true; input: unknown } | { valid: fa
   }
 }
 
-/** A data part's fields without the ones an event left out. */
-function defined(record: Record<string, unknown>): Record<string, unknown> {
-  const kept: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) if (value !== undefined) kept[key] = value;
-  return kept;
-}
-
 /**
  * Turns the AgentEvents of one assistant message (a run, and the runs that continue it) into
  * the chunks of the AI SDK's UI message stream, one event at a time, in constant work per
@@ -75,10 +68,7 @@ export class UIMessageChunkEncoder {
   private readonly deniedTools = new Set<string>();
   /** Approvals of no tool call, shown as `data-approval` parts. */
   private readonly dataApprovals = new Set<string>();
-  private readonly tasks = new Map<string, Record<string, unknown>>();
-  private readonly artifacts = new Map<string, Record<string, unknown>>();
-  private readonly activities = new Map<string, { activityType: string; content: unknown }>();
-  private sharedState: unknown;
+  private readonly dataParts = new UIDataPartEncoder();
   private stepOpen = false;
 
   constructor(private readonly messageId: string) {}
@@ -144,24 +134,15 @@ export class UIMessageChunkEncoder {
       case 'task.completed':
       case 'task.failed':
       case 'task.cancelled':
-        return this.taskChanged(event);
       case 'artifact.created':
       case 'artifact.updated':
       case 'artifact.completed':
       case 'artifact.failed':
-        return this.artifactChanged(event);
       case 'state.snapshot':
-        this.sharedState = event.payload.snapshot;
-        return [{ type: 'data-state', id: 'state', data: this.sharedState }];
-      case 'state.delta': {
-        const patched = applyStatePatch(this.sharedState ?? {}, event.payload.patch);
-        if (!patched.success) return [];
-        this.sharedState = patched.state;
-        return [{ type: 'data-state', id: 'state', data: this.sharedState }];
-      }
+      case 'state.delta':
       case 'activity.snapshot':
       case 'activity.delta':
-        return this.activityChanged(event);
+        return this.dataParts.encode(event);
       default:
         return [];
     }
@@ -369,52 +350,5 @@ export class UIMessageChunkEncoder {
     }
     if (decision === 'rejected' || decision === 'expired') this.deniedTools.add(toolCallId);
     return [];
-  }
-
-  private taskChanged(
-    event: AgentEventOf<'task.created' | 'task.updated' | 'task.completed' | 'task.failed' | 'task.cancelled'>,
-  ): UIMessageChunk[] {
-    const { taskId } = event.payload;
-    const status =
-      event.type === 'task.completed'
-        ? 'completed'
-        : event.type === 'task.failed'
-          ? 'failed'
-          : event.type === 'task.cancelled'
-            ? 'cancelled'
-            : 'running';
-    const { taskId: _taskId, ...fields } = event.payload as Record<string, unknown>;
-    const task = { ...this.tasks.get(taskId), ...defined(fields), status };
-    this.tasks.set(taskId, task);
-    return [{ type: 'data-task', id: taskId, data: task }];
-  }
-
-  private artifactChanged(
-    event: AgentEventOf<'artifact.created' | 'artifact.updated' | 'artifact.completed' | 'artifact.failed'>,
-  ): UIMessageChunk[] {
-    const { artifactId } = event.payload;
-    const status =
-      event.type === 'artifact.completed' ? 'completed' : event.type === 'artifact.failed' ? 'failed' : 'open';
-    const { artifactId: _artifactId, ...fields } = event.payload as Record<string, unknown>;
-    const artifact = { ...this.artifacts.get(artifactId), ...defined(fields), status };
-    this.artifacts.set(artifactId, artifact);
-    return [{ type: 'data-artifact', id: artifactId, data: artifact }];
-  }
-
-  private activityChanged(event: AgentEventOf<'activity.snapshot' | 'activity.delta'>): UIMessageChunk[] {
-    const { activityId } = event.payload;
-    const current = this.activities.get(activityId);
-    let next: { activityType: string; content: unknown };
-    if (event.type === 'activity.snapshot') {
-      if (current !== undefined && event.payload.replace === false) return [];
-      next = { activityType: event.payload.activityType, content: event.payload.content };
-    } else {
-      if (current === undefined) return [];
-      const patched = applyStatePatch(current.content, event.payload.patch);
-      if (!patched.success) return [];
-      next = { activityType: event.payload.activityType ?? current.activityType, content: patched.state };
-    }
-    this.activities.set(activityId, next);
-    return [{ type: 'data-activity', id: activityId, data: next }];
   }
 }
