@@ -242,6 +242,8 @@ function chatRoute(
       messages: await convertToModelMessages(messages, { tools }),
       tools,
       stopWhen: stepCountIs(5),
+      // The error reaches the client in the stream; the default would also log it.
+      onError: () => undefined,
     });
     const answer = result.toUIMessageStreamResponse({
       originalMessages: messages,
