@@ -26,9 +26,6 @@ type StreamPart =
     : never;
 type Prompt = ModelMessage[];
 
-/** The prompts the AI SDK backend's script answers. */
-export const AI_SDK_PROMPTS = ['What is the weather in Paris? Email it to the team.'];
-
 const CELSIUS: Record<string, number> = { paris: 14, rome: 21, oslo: 9 };
 const TEAM = 'team@example.com';
 

@@ -140,6 +140,46 @@ const SCENARIOS: ProviderScenario[] = [
       await approve.click();
     },
   },
+  {
+    // The demo server's AI SDK backend: `streamText` from the `ai` package over a scripted model,
+    // its UI message stream read by createAISDKAgentProvider. The weather runs on the server; the
+    // email waits for the approval, which the continuation's POST carries (`approval-responded`).
+    providerId: 'aisdk',
+    prompt: 'What is the weather in Paris? Email it to the team.',
+    bubbles: [
+      'Let me check the weather in Paris.',
+      'It is 14 °C in Paris. I will email the team.',
+      'Email sent to team@example.com.',
+    ],
+    reasoning: ['Look the weather up, then ask before emailing the team.'],
+    toolCards: [
+      {
+        name: 'send_email',
+        status: 'completed',
+        arguments: '{"to":"team@example.com","body":"Paris: 14 °C."}',
+        result: { sent: true, to: 'team@example.com' },
+      },
+      {
+        name: 'get_weather',
+        status: 'completed',
+        arguments: '{"city":"Paris"}',
+        result: { city: 'Paris', celsius: 14 },
+      },
+    ],
+    streamedArguments: [],
+    // A step (`start-step` to `finish-step`) is a task, as an AG-UI step is: one for each model call.
+    tasks: [
+      { title: 'Step 1', percents: [100] },
+      { title: 'Step 2', percents: [100] },
+      { title: 'Step 1', percents: [100] },
+    ],
+    runs: ['completed', 'completed'],
+    answer: async (page) => {
+      const approve = page.getByRole('button', { name: 'Approve', exact: true });
+      await approve.waitFor({ timeout: 60_000 });
+      await approve.click();
+    },
+  },
 ];
 
 /**

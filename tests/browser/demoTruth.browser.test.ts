@@ -152,6 +152,7 @@ describe.runIf(browserTestsEnabled)('the demo page tells the truth', () => {
       ['openai', 'recorded'],
       ['anthropic', 'recorded'],
       ['agui', 'recorded'],
+      ['aisdk', 'scripted'],
       ['host', ''],
     ]);
     // The mark is drawn after the name (CSS), so the option's text is the name alone.
@@ -173,6 +174,11 @@ describe.runIf(browserTestsEnabled)('the demo page tells the truth', () => {
 
     await page.getByText('OpenAI-compatible', { exact: true }).click();
     expect(await chips.allTextContents()).toEqual(['What is the weather in Paris and Rome?']);
+    await page.getByText('AI SDK backend', { exact: true }).click();
+    expect(await page.getByTestId('scenario-note').textContent()).toBe(
+      'Scripted scenario: a scripted model plays its script, whatever you ask. It answers:',
+    );
+    expect(await chips.allTextContents()).toEqual(['What is the weather in Paris? Email it to the team.']);
     await page.getByText('Local runtime', { exact: true }).click();
     expect(await page.getByTestId('scenario').getAttribute('data-recorded')).toBe('false');
     expect(await chips.allTextContents()).toEqual([EMAIL_PROMPT, SLOW_PROMPT]);

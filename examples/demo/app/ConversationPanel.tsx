@@ -17,8 +17,11 @@ export interface ConversationPanelProps {
   /** The one error to show, in words; above the thread, which gives it room. */
   error: string | undefined;
   onDismissError: () => void;
-  /** The prompts the provider answers; `recorded`: it replays a recording whatever is asked. */
-  scenario: { recorded: boolean; prompts: string[] };
+  /**
+   * The prompts the provider answers; `recorded`: it replays a recording whatever is asked;
+   * `scripted`: a scripted model answers, whatever is asked.
+   */
+  scenario: { recorded: boolean; scripted: boolean; prompts: string[] };
   onSend: (prompt: string) => void;
   /** Starts again what a stranded run was asked: a new request with its input. */
   onStartAgain: (runId: string) => void;
@@ -109,7 +112,9 @@ export function ConversationPanel(props: ConversationPanelProps) {
           <Typography.Text type="secondary" data-testid="scenario-note">
             {scenario.recorded
               ? 'Recorded scenario: this provider replays a recording, whatever you ask. It answers:'
-              : 'Try:'}
+              : scenario.scripted
+                ? 'Scripted scenario: a scripted model plays its script, whatever you ask. It answers:'
+                : 'Try:'}
           </Typography.Text>
           <Prompts
             wrap
@@ -124,7 +129,9 @@ export function ConversationPanel(props: ConversationPanelProps) {
           value={draft}
           onChange={setDraft}
           loading={props.isRequesting}
-          placeholder={scenario.recorded ? 'Message the agent (it answers its recorded scenario)' : 'Message the agent'}
+          placeholder={
+            scenario.recorded || scenario.scripted ? 'Message the agent (it answers its scenario)' : 'Message the agent'
+          }
           onSubmit={(prompt) => {
             if (prompt.trim() === '') return;
             props.onSend(prompt);

@@ -39,12 +39,19 @@ const providerIds = Object.keys(DEMO_PROVIDER_LABELS) as DemoProviderId[];
 const lifecycles = createLifecycleObserver();
 
 /**
- * A provider's name in the switcher, marked `recorded` when it replays a recording and `live`
- * when the server proxies the real service. The mark is drawn by CSS (`.demo-provider::after`),
+ * A provider's name in the switcher, marked `recorded` when it replays a recording, `scripted`
+ * when a scripted model answers, and `live` when the server proxies the real service. The mark is drawn by CSS (`.demo-provider::after`),
  * so the option's text stays the provider's name.
  */
 function providerLabel(id: DemoProviderId, config: Readonly<Record<string, string>>) {
-  const mark = isRecorded(id, config) ? 'recorded' : DEMO_SCENARIOS[id].recorded === 'never' ? '' : 'live';
+  const { recorded } = DEMO_SCENARIOS[id];
+  const mark = isRecorded(id, config)
+    ? 'recorded'
+    : recorded === 'scripted'
+      ? 'scripted'
+      : recorded === 'never'
+        ? ''
+        : 'live';
   return (
     <span className="demo-provider" data-testid="provider-option" data-provider={id} data-mark={mark}>
       {DEMO_PROVIDER_LABELS[id]}
@@ -208,7 +215,11 @@ function Demo({ statelyInspect }: { statelyInspect: Inspect | undefined }) {
             cancelling={cancelling}
             error={shownError === undefined ? undefined : errorText(shownError)}
             onDismissError={dismissError}
-            scenario={{ recorded: isRecorded(providerId, config), prompts: DEMO_SCENARIOS[providerId].prompts }}
+            scenario={{
+              recorded: isRecorded(providerId, config),
+              scripted: DEMO_SCENARIOS[providerId].recorded === 'scripted',
+              prompts: DEMO_SCENARIOS[providerId].prompts,
+            }}
             onSend={(prompt) => request(inputFor(providerId, prompt))}
             onStartAgain={startAgain}
             onStop={chat.abort}
@@ -264,7 +275,7 @@ const DEMO_STYLES = [
   '.demo-side{display:flex;flex-direction:column;gap:0 12px;flex:none;overflow-y:auto;padding:12px;background:#fafafa;border-left:1px solid #f0f0f0}',
   '.demo-side-column{width:440px;min-width:0}',
   '@media (min-width:1400px){.demo-side{flex-direction:row;align-items:flex-start}.demo-side-column{width:420px}}',
-  ".demo-provider[data-mark='recorded']::after,.demo-provider[data-mark='live']::after{content:attr(data-mark);margin-left:6px;padding:0 6px;border-radius:4px;font-size:12px;background:#f0f0f0;color:#595959}",
+  ".demo-provider[data-mark='recorded']::after,.demo-provider[data-mark='scripted']::after,.demo-provider[data-mark='live']::after{content:attr(data-mark);margin-left:6px;padding:0 6px;border-radius:4px;font-size:12px;background:#f0f0f0;color:#595959}",
   ".demo-provider[data-mark='live']::after{background:#f6ffed;color:#389e0d}",
   // The page fills the window; the chat and the side panel scroll on their own.
   '.demo-page{height:100%}.demo-body{min-height:0}',

@@ -4,12 +4,13 @@ import {
   createAgentEventProvider,
 } from '../../../providers/agent-event/createAgentEventProvider';
 import { createAgUIAgentProvider } from '../../../providers/agui/createAgUIAgentProvider';
+import { createAISDKAgentProvider } from '../../../providers/ai-sdk/createAISDKAgentProvider';
 import { createAnthropicAgentProvider } from '../../../providers/anthropic/createAnthropicAgentProvider';
 import { createLocalAgentProvider } from '../../../providers/local/createLocalAgentProvider';
 import { createOpenAICompatibleAgentProvider } from '../../../providers/openai/createOpenAICompatibleAgentProvider';
 import { localAgentScript } from './localAgentScript';
 
-export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui' | 'host';
+export type DemoProviderId = 'local' | 'openai' | 'anthropic' | 'agui' | 'aisdk' | 'host';
 
 /** The page's conversation key, which is also its session on the server's agent-machines host. */
 export const DEMO_CONVERSATION_KEY = 'agent-machines-demo';
@@ -33,6 +34,7 @@ export const DEMO_PROVIDER_LABELS: Record<DemoProviderId, string> = {
   openai: 'OpenAI-compatible',
   anthropic: 'Anthropic',
   agui: 'AG-UI',
+  aisdk: 'AI SDK backend',
   host: 'agent-machines host (server-side runs)',
 };
 
@@ -45,18 +47,19 @@ const LOCAL_PROMPTS = [
 /**
  * What each provider answers. The recorded ones replay one scenario whatever is asked (the
  * OpenAI-compatible and Anthropic ones only while the server holds no key for the real
- * service): their prompts are the questions the recordings answer. The local script has a
- * turn for each of its prompts, and the host's agent (on its scripted model without a key)
- * answers the same two.
+ * service): their prompts are the questions the recordings answer. The AI SDK backend's
+ * model is scripted: it plays its script whatever is asked, so it lists its prompt too. The local script has a turn for each of its prompts,
+ * and the host's agent (on its scripted model without a key) answers the same two.
  */
 export const DEMO_SCENARIOS: Record<
   DemoProviderId,
-  { recorded: 'always' | 'without-key' | 'never'; prompts: string[] }
+  { recorded: 'always' | 'without-key' | 'never' | 'scripted'; prompts: string[] }
 > = {
   local: { recorded: 'never', prompts: LOCAL_PROMPTS },
   openai: { recorded: 'without-key', prompts: ['What is the weather in Paris and Rome?'] },
   anthropic: { recorded: 'without-key', prompts: ['What is the weather in Paris and Rome?'] },
   agui: { recorded: 'always', prompts: ['Clean up the old log files to free some disk space.'] },
+  aisdk: { recorded: 'scripted', prompts: ['What is the weather in Paris? Email it to the team.'] },
   host: { recorded: 'never', prompts: LOCAL_PROMPTS },
 };
 
@@ -74,8 +77,9 @@ const weatherParameters = {
 const weatherDescription = 'Current temperature in a city, in °C (run by the page).';
 
 /**
- * The five providers, made once. Each talks to this page's own server, which replays a
- * recording or proxies the real service with the key it holds: no key reaches the page.
+ * The six providers, made once. Each talks to this page's own server, which replays a
+ * recording, runs the AI SDK's `streamText` over a scripted model (`aisdk`), or proxies the
+ * real service with the key it holds: no key reaches the page.
  * `host` is the server's agent-machines host, which runs an agent and its tools server-side; its
  * session is the conversation's, so `sessionId` must be the chat's `conversationKey`.
  */
@@ -85,6 +89,7 @@ export function createDemoProviders(origin: string, sessionId: string): Record<D
     openai: createOpenAICompatibleAgentProvider({ baseURL: `${origin}/v1`, model: 'gpt-4o-mini' }),
     anthropic: createAnthropicAgentProvider({ baseURL: origin, model: 'claude-sonnet-4-5', maxTokens: 1024 }),
     agui: createAgUIAgentProvider({ url: `${origin}/agui` }),
+    aisdk: createAISDKAgentProvider({ api: `${origin}${AI_SDK_DEMO_PATH}` }),
     host: createAgentEventProvider({ baseURL: `${origin}${DEMO_HOST_PATH}`, sessionId }),
   };
   // The inputs differ per wire (tools); `inputFor` builds the one each provider takes.
@@ -96,6 +101,7 @@ export function inputFor(providerId: DemoProviderId, prompt: string): DemoInput 
   switch (providerId) {
     case 'local':
     case 'agui':
+    case 'aisdk':
       return { prompt };
     case 'host':
       return { provider: DEMO_HOST_PROVIDER, input: { prompt } };
