@@ -7,6 +7,7 @@ export const entry = {
   'providers-agui': 'providers/agui/index.ts',
   'providers-openai': 'providers/openai/index.ts',
   'providers-anthropic': 'providers/anthropic/index.ts',
+  'providers-ai-sdk': 'providers/ai-sdk/index.ts',
   'providers-agent-event': 'providers/agent-event/index.ts',
   transports: 'transports/index.ts',
   testing: 'providers/testing/index.ts',

@@ -265,8 +265,8 @@ describe('packaging: agent-machines/checkpoint and agent-machines/checkpoint/nod
 // Every error class, by the entry that exports it, with arguments for its constructor.
 const errorClasses = `
   const entries = ['agent-machines', 'agent-machines/providers', 'agent-machines/transports', 'agent-machines/providers/openai',
-    'agent-machines/providers/anthropic', 'agent-machines/providers/agui', 'agent-machines/runtime', 'agent-machines/checkpoint',
-    'agent-machines/providers/agent-event', 'agent-machines/server'];
+    'agent-machines/providers/anthropic', 'agent-machines/providers/agui', 'agent-machines/providers/ai-sdk',
+    'agent-machines/runtime', 'agent-machines/checkpoint', 'agent-machines/providers/agent-event', 'agent-machines/server'];
   const argumentsByClass = {
     AgentError: ['code', 'message'],
     AgentValidationError: ['state', { path: 'runs', reason: 'r', message: 'm' }],
@@ -279,6 +279,7 @@ const errorClasses = `
     OpenAIStreamError: ['message', 'code', 'type'],
     AnthropicStreamError: ['overloaded_error', 'message'],
     AgUIEventError: ['RUN_STARTED', 'threadId', 'reason', {}],
+    AISDKChunkError: ['text-delta', 'id', 'reason', '{}'],
     AgentHostError: ['forbidden', 'message'],
     AgentEventLogError: ['closed', 'message'],
   };
@@ -318,6 +319,7 @@ const knownClasses = [
   'agent-machines/providers/openai OpenAIStreamError',
   'agent-machines/providers/anthropic AnthropicStreamError',
   'agent-machines/providers/agui AgUIEventError',
+  'agent-machines/providers/ai-sdk AISDKChunkError',
   'agent-machines/server AgentHostError',
   'agent-machines/server AgentEventLogError',
 ];
