@@ -30,6 +30,8 @@ export interface StartRunOptions {
   provider: AnyAgentProvider;
   /** The provider's name on the host, noted on the run's `run.started` (`meta.agentMachines.hostProvider`). */
   providerName: string;
+  /** The session's cursor before the run starts, noted on its `run.started` when it continues no run. */
+  startsAfter?: string | undefined;
   input: unknown;
   history: AgentState;
   continuation?: AgentRunContinuation | undefined;
@@ -223,7 +225,7 @@ export class RunningRuns {
         onEvent: (event) => {
           entry.lastSequence = event.sequence;
           // Readers get a safe error; the operator gets the failure as it was, below.
-          entry.appender.push(toSafeEvent(withHostProvider(event, run.providerName)));
+          entry.appender.push(toSafeEvent(withHostProvider(event, run.providerName, run.startsAfter)));
         },
       });
       if (result.error !== undefined) this.options.onError(result.error, { sessionId, runId });

@@ -1,14 +1,33 @@
+import type { AgentEvent } from '../protocol/eventSchemas';
 import type { AgentEventLog, AgentEventLogEntry } from './AgentEventLog';
 import { AgentHostError } from './AgentHostError';
 import type { CatchUpPass } from './CatchUpReaders';
 
-/** One log entry as event-stream readers need it: its SSE frame, made once for all of them. */
-export interface EncodedEntry {
-  cursor: string;
-  runId: string;
-  type: string;
-  /** `id: <cursor>\ndata: <event JSON>\n\n`. */
-  frame: string;
+/**
+ * One log entry as event-stream readers need it: its event, parsed once for all of them, and
+ * its SSE frame (`id: <cursor>\ndata: <event JSON>\n\n`), encoded once, when a reader of
+ * the host's own wire first asks for it.
+ */
+export class EncodedEntry {
+  private encoded: string | undefined;
+
+  constructor(
+    readonly cursor: string,
+    readonly event: AgentEvent,
+  ) {}
+
+  get runId(): string {
+    return this.event.runId;
+  }
+
+  get type(): string {
+    return this.event.type;
+  }
+
+  get frame(): string {
+    this.encoded ??= `id: ${this.cursor}\ndata: ${JSON.stringify(this.event)}\n\n`;
+    return this.encoded;
+  }
 }
 
 export interface SessionFeedOptions {
@@ -23,17 +42,16 @@ export interface SessionFeedOptions {
 
 const DEFAULT_PAGE_BYTES = 1_048_576;
 
-export function encodeEntry({ cursor, event }: AgentEventLogEntry): EncodedEntry {
-  return { cursor, runId: event.runId, type: event.type, frame: `id: ${cursor}\ndata: ${JSON.stringify(event)}\n\n` };
-}
+const encodeEntry = ({ cursor, event }: AgentEventLogEntry): EncodedEntry => new EncodedEntry(cursor, event);
 
 /**
- * What every event-stream reader of one session on this instance shares: one read of the log
- * at the live edge, and each event's frame encoded once. Without it, each of N readers would
- * read, parse (and, from Redis, validate) and encode every event: N times the work for the
- * same bytes. Readers whose cursor is in the feed's window read from it; a reader behind the
+ * What every event-stream reader of one session on this instance shares, whichever wire it
+ * writes: one read of the log at the live edge, each event parsed once and its frame encoded
+ * once. Without it, each of N readers would read, parse (and, from Redis, validate) and
+ * encode every event: N times the work for the same bytes. Readers whose cursor is in the feed's window read from it; a reader behind the
  * window (or one that came before the feed started) reads the log itself until it catches up.
- * The window is bounded (`capacity` entries), so the feed's memory is too.
+ * The window is bounded (`capacity` entries, each its event and, once asked for, its frame),
+ * so the feed's memory is too.
  */
 export class SessionFeed {
   private entries: EncodedEntry[] = [];

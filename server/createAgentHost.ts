@@ -9,10 +9,10 @@ import type { AgentReconnectOptions } from '../providers/runAgentProvider';
 import type { AgentCommandOutcome, AgentEventLog } from './AgentEventLog';
 import { AgentEventLogError } from './AgentEventLogError';
 import { AgentHostError, errorResponse, failed, jsonResponse } from './AgentHostError';
-import { CatchUpReaders } from './CatchUpReaders';
 import { commandOutcomeError } from './commandOutcomeError';
-import { createEventStream } from './createEventStream';
 import { createMemoryEventLog } from './createMemoryEventLog';
+import { EventStreams } from './EventStreams';
+import { agentEventWire } from './EventStreamWire';
 import { HostCommands } from './HostCommands';
 import {
   type AgentHostRunRequest,
@@ -25,7 +25,6 @@ import {
 } from './hostRequests';
 import { OrphanReaper } from './OrphanReaper';
 import { RunningRuns } from './RunningRuns';
-import { type EncodedEntry, SessionFeed } from './SessionFeed';
 import { SessionStates } from './SessionStates';
 import { redactedForLog } from './safeEventErrors';
 import { settleClientTools } from './settleClientTools';
@@ -241,27 +240,17 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     onRunEnded: (sessionId) => sessions.saveSnapshot(sessionId),
     onError,
   });
-  /** The feed of each session some reader on this instance follows. */
-  const feeds = new Map<string, SessionFeed>();
-  const catchUpReaders = new CatchUpReaders(options.maxCatchUpReaders ?? 32);
-  const feedOf = (sessionId: string): SessionFeed => {
-    let feed = feeds.get(sessionId);
-    if (feed === undefined) {
-      const created = new SessionFeed(
-        log,
-        sessionId,
-        { capacity: options.feedCapacity ?? 4096, pageSize, followMs: heartbeatMs },
-        () => {
-          if (feeds.get(sessionId) !== created) return;
-          feeds.delete(sessionId);
-          reaper.forget(sessionId);
-        },
-      );
-      feed = created;
-      feeds.set(sessionId, feed);
-    }
-    return feed;
-  };
+  const streams = new EventStreams({
+    log,
+    feedCapacity: options.feedCapacity ?? 4096,
+    pageSize,
+    maxCatchUpReaders: options.maxCatchUpReaders ?? 32,
+    maxQueuedBytes: options.maxQueuedBytes ?? 1_048_576,
+    heartbeatMs,
+    slowReaderMs: options.slowReaderMs ?? 30_000,
+    now,
+    onUnused: (sessionId) => reaper.forget(sessionId),
+  });
   const reaper = new OrphanReaper({ log, sessions, runs, instanceId, leaseMs, heartbeatMs, now });
   const waiting = new WaitingRunAnswers({
     log,
@@ -293,19 +282,22 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       ? undefined
       : new UIMessageStreamEndpoint({
           ...options.uiMessageStream,
-          log,
           sessions,
           basePath,
           maxBodyBytes,
-          pageSize,
-          heartbeatMs,
           authorize,
           startRun,
           executeCommand: async (command) => {
             await listening;
             return commands.execute(command);
           },
-          onIdle: (sessionId, runId) => reaper.sweep(sessionId, runId),
+          openStream: (request, sessionId, opening) =>
+            streams.open(sessionId, {
+              ...opening,
+              signal: request.signal,
+              onIdle: (runId) => reaper.sweep(sessionId, runId),
+              ...reauthorizing(request, sessionId),
+            }),
         });
   let closed = false;
 
@@ -380,6 +372,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         runId,
         provider,
         providerName: request.provider,
+        startsAfter: continued === undefined ? cursor : undefined,
         input,
         history: state,
         continuation: toContinuation(request),
@@ -440,47 +433,38 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     throw new AgentHostError('forbidden', `Not allowed to ${access.action} in this session`);
   }
 
+  /** Asks `authorize` again for a reader of an open stream, as `reauthorizeMs` and each new run say. */
+  function reauthorizing(request: Request, sessionId: string) {
+    if (options.authorize === undefined) return {};
+    return {
+      reauthorize: () => authorize(request, { sessionId, action: 'read' }).then(() => true),
+      reauthorizeMs: options.reauthorizeMs ?? 60_000,
+    };
+  }
+
   async function streamEvents(request: Request, sessionId: string): Promise<Response> {
     const url = new URL(request.url);
     const after = request.headers.get('last-event-id') ?? url.searchParams.get('after') ?? undefined;
     const runId = url.searchParams.get('runId') ?? undefined;
-    const feed = feedOf(sessionId);
-    feed.acquire();
-    const catchUp = catchUpReaders.pass();
-    let firstPage: readonly EncodedEntry[];
-    try {
-      firstPage = await feed.read(after === '' ? undefined : after, pageSize, 0, undefined, catchUp);
-      if (runId !== undefined && !runs.has(sessionId, runId)) {
-        const owner = await log.runOwner(sessionId, runId);
-        if (owner.state === 'unowned' && (await getState(sessionId)).state.runs[runId] === undefined) {
-          throw new AgentHostError('unknown_run', `Session has no run "${runId}"`);
-        }
-      }
-    } catch (error) {
-      catchUp.leave();
-      feed.release();
-      throw fromLogError(error);
-    }
-    const body = createEventStream({
-      feed,
-      after: after === '' ? undefined : after,
-      firstPage,
-      catchUp,
-      runId,
-      pageSize,
-      maxQueuedBytes: options.maxQueuedBytes ?? 1_048_576,
-      signal: request.signal,
-      heartbeatMs,
-      slowReaderMs: options.slowReaderMs ?? 30_000,
-      onIdle: () => reaper.sweep(sessionId, runId),
-      ...(options.authorize === undefined
-        ? {}
-        : {
-            reauthorize: () => authorize(request, { sessionId, action: 'read' }).then(() => true),
-            reauthorizeMs: options.reauthorizeMs ?? 60_000,
-          }),
-      now,
-    });
+    const body = await streams
+      .open(sessionId, {
+        after: after === '' ? undefined : after,
+        runs: runId === undefined ? undefined : { runIds: [runId] },
+        wire: agentEventWire,
+        signal: request.signal,
+        onIdle: (waitingOn) => reaper.sweep(sessionId, waitingOn),
+        ...reauthorizing(request, sessionId),
+        check: async () => {
+          if (runId === undefined || runs.has(sessionId, runId)) return;
+          const owner = await log.runOwner(sessionId, runId);
+          if (owner.state === 'unowned' && (await getState(sessionId)).state.runs[runId] === undefined) {
+            throw new AgentHostError('unknown_run', `Session has no run "${runId}"`);
+          }
+        },
+      })
+      .catch((error: unknown) => {
+        throw fromLogError(error);
+      });
     return new Response(body, {
       status: 200,
       headers: {

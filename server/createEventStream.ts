@@ -1,5 +1,7 @@
 import type { CatchUpPass } from './CatchUpReaders';
+import type { EventStreamWire } from './EventStreamWire';
 import type { EncodedEntry, SessionFeed } from './SessionFeed';
+import { type StreamRunSelection, StreamRuns } from './StreamRuns';
 
 export interface EventStreamOptions {
   /** The session's feed on this instance; the stream holds it until it ends. */
@@ -10,8 +12,10 @@ export interface EventStreamOptions {
   firstPage: readonly EncodedEntry[];
   /** The reader's place among the readers catching up (the first read's); given back when the stream ends. */
   catchUp?: CatchUpPass | undefined;
-  /** Only this run's events, ending after its terminal event. */
-  runId?: string | undefined;
+  /** The runs the stream shows (see `StreamRunSelection`); every run when absent. */
+  runs?: StreamRunSelection;
+  /** What the stream writes: its frames, and its last frames when it is refused, dropped or the log fails. */
+  wire: EventStreamWire;
   /** Entries read from the log at once; one queued chunk holds at most this many frames. */
   pageSize: number;
   /** Bytes of frames queued for a reader that does not read, before reading from the log stops. */
@@ -22,31 +26,34 @@ export interface EventStreamOptions {
   heartbeatMs: number;
   /** A reader whose queue stays full this long is dropped with its cursor. */
   slowReaderMs: number;
-  /** Called after `heartbeatMs` without an event of interest: the host checks for runs whose instance is gone. */
-  onIdle: () => Promise<void>;
+  /**
+   * Called after `heartbeatMs` without an event of interest, with the run the stream waits on
+   * (when its end ends the stream): the host checks for runs whose instance is gone.
+   */
+  onIdle: (runId: string | undefined) => Promise<void>;
   /**
    * Asked again before the frames of a run this reader has not seen start are written, and
    * once `reauthorizeMs` passed since it last answered: anything but `true` ends the stream
-   * with a last `event: forbidden` frame. Absent: the stream is never asked again.
+   * with the wire's `refused` frames. Absent: the stream is never asked again.
    */
   reauthorize?: (() => Promise<boolean>) | undefined;
   reauthorizeMs?: number | undefined;
   now: () => number;
 }
 
-const RUN_TERMINALS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 const KEEP_ALIVE = ': keep-alive\n\n';
-const FORBIDDEN = `event: forbidden\ndata: ${JSON.stringify({ code: 'forbidden', message: 'Not allowed to read in this session' })}\n\n`;
 
 /**
- * A session's log as a server-sent event stream, one frame per event with `id:` = its
- * cursor. The stream pulls from the log only as fast as its reader takes frames: at most
- * `maxQueuedChunks` chunks wait for a reader, and one that keeps them waiting for
- * `slowReaderMs` gets a last `event: dropped` frame with its cursor and the stream ends, so
- * a slow client never makes the host buffer without bound, and resumes from its cursor.
+ * A session's log as a server-sent event stream, in the frames of `wire`: the host's own
+ * (one frame per event with `id:` = its cursor) or the AI SDK's UI message stream. The
+ * stream pulls from the log only as fast as its reader takes frames: at most
+ * `maxQueuedBytes` of frames wait for a reader, and one that keeps them waiting for
+ * `slowReaderMs` gets the wire's `dropped` frames (the host's carry its cursor) and the
+ * stream ends, so a slow client never makes the host buffer without bound, and resumes.
  */
 export function createEventStream(options: EventStreamOptions): ReadableStream<Uint8Array> {
-  const { feed, runId } = options;
+  const { feed, wire } = options;
+  const runs = new StreamRuns(options.runs);
   const encoder = new TextEncoder();
   const stop = new AbortController();
   let after = options.after;
@@ -65,9 +72,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
   async function stillAllowed(entries: readonly EncodedEntry[]): Promise<boolean> {
     if (reauthorize === undefined) return true;
     const due = options.now() - authorizedAt >= reauthorizeMs;
-    const newRun = entries.some(
-      (entry) => entry.type === 'run.started' && (runId === undefined || entry.runId === runId),
-    );
+    const newRun = entries.some((entry) => runs.startsShownRun(entry));
     if (!due && !newRun) return true;
     authorizedAt = options.now();
     return (await reauthorize().catch(() => false)) === true;
@@ -85,10 +90,11 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
     let ended = false;
     for (const entry of entries) {
       after = entry.cursor;
-      if (runId !== undefined && entry.runId !== runId) continue;
-      text += entry.frame;
+      if (!runs.shows(entry)) continue;
+      text += wire.frameOf(entry);
       delivered = entry.cursor;
-      if (runId !== undefined && RUN_TERMINALS.has(entry.type)) {
+      if (runs.endsWith(entry)) {
+        text += wire.ending(entry);
         ended = true;
         break;
       }
@@ -96,9 +102,11 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
     return { text, ended };
   }
 
-  function finish(controller: ReadableStreamDefaultController<Uint8Array>): void {
+  /** Ends the stream, after `last` (the wire's last frames, when it ends for a reason). */
+  function finish(controller: ReadableStreamDefaultController<Uint8Array>, last = ''): void {
     if (finished) return;
     finished = true;
+    if (last !== '') controller.enqueue(encoder.encode(last));
     clearTimeout(dropTimer);
     stop.abort();
     options.catchUp?.leave();
@@ -117,11 +125,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
       return;
     }
     if ((controller.desiredSize ?? 1) <= 0 && dropTimer === undefined) {
-      dropTimer = setTimeout(() => {
-        const cursor = JSON.stringify({ cursor: delivered ?? null });
-        controller.enqueue(encoder.encode(`event: dropped\ndata: ${cursor}\n\n`));
-        finish(controller);
-      }, options.slowReaderMs);
+      dropTimer = setTimeout(() => finish(controller, wire.dropped(delivered)), options.slowReaderMs);
     }
   }
 
@@ -130,7 +134,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
       start(controller) {
         options.signal?.addEventListener('abort', () => finish(controller), { once: true });
         const { text, ended } = framesOf(options.firstPage);
-        write(controller, text, ended);
+        write(controller, wire.opening() + text, ended);
       },
       async pull(controller) {
         clearTimeout(dropTimer);
@@ -142,20 +146,19 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
           } catch {
             // The log failed or trimmed past this reader: ending the stream makes the client
             // resume from its cursor, and the answer to that request says which it was.
-            finish(controller);
+            finish(controller, wire.failed());
             return;
           }
           if (finished) return;
           if (!(await stillAllowed(page))) {
             if (finished) return;
-            controller.enqueue(encoder.encode(FORBIDDEN));
-            finish(controller);
+            finish(controller, wire.refused());
             return;
           }
           if (finished) return;
           if (page.length === 0) {
             write(controller, KEEP_ALIVE, false);
-            await options.onIdle().catch(() => {});
+            await options.onIdle(runs.last).catch(() => {});
             return;
           }
           const { text, ended } = framesOf(page);

@@ -30,18 +30,32 @@ export function answerKey(runId: string, sequence: number): string {
   return `${'answer'.padEnd(MAX_ID_LENGTH + 1, ':')}${sequence}:${runId}`;
 }
 
-/** Where the host notes, on a run's `run.started`, the name of the provider that runs it. */
+/** What the host notes on a run's `run.started`, in `meta.agentMachines`. */
 interface HostMeta {
-  agentMachines?: { hostProvider?: unknown };
+  agentMachines?: { hostProvider?: unknown; startsAfter?: unknown };
 }
 
-/** `run.started` as the host writes it: its provider's name in `meta.agentMachines.hostProvider`. */
-export function withHostProvider(event: AgentEvent, provider: string): AgentEvent {
+/**
+ * `run.started` as the host writes it: its provider's name in `meta.agentMachines.hostProvider`
+ * and, on a run that continues none, `startsAfter`: the session's cursor when the host started
+ * it, before its `run.started` (none when the session was empty), so a reader of the message
+ * the run begins reads the log from there, not from the session's start. Only the host writes
+ * `startsAfter`: what a provider put there is dropped.
+ */
+export function withHostProvider(event: AgentEvent, provider: string, startsAfter?: string): AgentEvent {
   if (event.type !== 'run.started') return event;
   const own = event.meta?.agentMachines;
-  const agentMachines =
+  const agentMachines: Record<string, unknown> =
     typeof own === 'object' && own !== null ? { ...own, hostProvider: provider } : { hostProvider: provider };
+  delete agentMachines.startsAfter;
+  if (startsAfter !== undefined && event.payload.continuesRunId === undefined) agentMachines.startsAfter = startsAfter;
   return { ...event, meta: { ...event.meta, agentMachines } };
+}
+
+/** Where the log was before the run's `run.started`, as the host noted it on a run that continues none. */
+export function startsAfterOf(run: AgentRunState): string | undefined {
+  const cursor = (run.meta as HostMeta | undefined)?.agentMachines?.startsAfter;
+  return typeof cursor === 'string' ? cursor : undefined;
 }
 
 /** The name of the host provider that ran a run, as its `run.started` said. */

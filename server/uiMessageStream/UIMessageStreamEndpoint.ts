@@ -1,17 +1,20 @@
 import type { AgentRunState, AgentState } from '../../machines/agentState';
 import type { AgentCommand } from '../../protocol/commandSchemas';
+import { randomId } from '../../protocol/randomId';
 import type { AISDKUIMessage } from '../../providers/ai-sdk/aiSdkMessages';
-import type { AgentCommandOutcome, AgentEventLog } from '../AgentEventLog';
+import type { AgentCommandOutcome } from '../AgentEventLog';
+import { AgentEventLogError } from '../AgentEventLogError';
 import { AgentHostError } from '../AgentHostError';
 import { commandOutcomeError } from '../commandOutcomeError';
 import type { AgentHostRunRequest } from '../hostRequests';
 import { isSessionId, parseHostCommand, parseRunRequest, readJsonBody } from '../hostRequests';
 import type { SessionStates } from '../SessionStates';
-import { continuationOf, missingInput } from '../waitingRuns';
+import type { StreamRunSelection } from '../StreamRuns';
+import { continuationOf, missingInput, startsAfterOf } from '../waitingRuns';
 import { chatAnswersOf } from './chatAnswers';
-import { createUIMessageStreamBody, type UIMessageStreamRuns } from './createUIMessageStreamBody';
 import { parseChatRequest, promptOf } from './parseChatRequest';
 import { UIMessageChunkEncoder } from './UIMessageChunkEncoder';
+import { UIMessageStreamWire, uiMessageStreamOf } from './UIMessageStreamWire';
 
 /** What a chat request gives `toInput`: the new user message's text, every message, and the app's own body fields. */
 export interface AgentHostChatInputRequest {
@@ -32,13 +35,17 @@ export interface AgentHostUIMessageStreamOptions {
   toInput?: (request: AgentHostChatInputRequest) => unknown;
 }
 
+/** A UI message stream to open: where in the log it starts, the runs it shows, and its wire. */
+export interface UIMessageStreamOpening {
+  after: string | undefined;
+  runs: Exclude<StreamRunSelection, undefined>;
+  wire: UIMessageStreamWire;
+}
+
 export interface UIMessageStreamEndpointOptions extends AgentHostUIMessageStreamOptions {
-  log: AgentEventLog;
   sessions: SessionStates;
   basePath: string;
   maxBodyBytes: number;
-  pageSize: number;
-  heartbeatMs: number;
   /** The host's `authorize`: whom the request is allowed for, or a throw. */
   authorize: (request: Request, access: { sessionId: string; action: 'run' | 'read' }) => Promise<string | undefined>;
   startRun: (
@@ -47,8 +54,16 @@ export interface UIMessageStreamEndpointOptions extends AgentHostUIMessageStream
     options: { clientId?: string | undefined },
   ) => Promise<{ runId: string; cursor: string | null }>;
   executeCommand: (command: AgentCommand) => Promise<AgentCommandOutcome>;
-  /** Looks for the session's runs whose instance is gone (or only `runId`), while a stream waits. */
-  onIdle: (sessionId: string, runId: string | undefined) => Promise<void>;
+  /**
+   * Opens the host's event stream of the session for the request, writing `opening.wire`:
+   * authorization asked again as the stream goes, the shared feed, the bounds on readers
+   * catching up and on slow readers. Rejects as its first read of the log is refused.
+   */
+  openStream: (
+    request: Request,
+    sessionId: string,
+    opening: UIMessageStreamOpening,
+  ) => Promise<ReadableStream<Uint8Array>>;
 }
 
 /** A request for the endpoints: `chat` (`POST .../chat`) or `stream` (`GET .../chat/:chatId/stream`). */
@@ -163,11 +178,20 @@ export class UIMessageStreamEndpoint {
         throw new AgentHostError('invalid_input', `Invalid input for "${options.provider}": ${reason}`);
       }
     }
-    const run = parseRunRequest(
-      input === undefined ? { provider: options.provider } : { provider: options.provider, input },
-    );
-    const { runId, cursor } = await options.startRun(sessionId, run, { clientId });
-    return this.stream(request, sessionId, runId, cursor ?? undefined, { runIds: [runId] });
+    // The run's id is chosen here so that its stream opens before it starts: a host with no
+    // place for another reader catching up answers 503 with nothing started, and the run's
+    // events all come after the session's cursor now.
+    const runId = randomId();
+    const run = parseRunRequest({ provider: options.provider, runId, ...(input === undefined ? {} : { input }) });
+    const { cursor } = await options.sessions.sync(sessionId);
+    const body = await this.open(request, sessionId, runId, cursor, { runIds: [runId] });
+    try {
+      await options.startRun(sessionId, run, { clientId });
+    } catch (error) {
+      await body.cancel();
+      throw error;
+    }
+    return streamResponse(body);
   }
 
   /** Applies the answers in the last assistant message and streams the run they continue. */
@@ -191,23 +215,33 @@ export class UIMessageStreamEndpoint {
     const { state } = await options.sessions.sync(sessionId);
     const run = newestOf(answered.flatMap((runId) => state.runs[runId] ?? []));
     if (run === undefined) throw new AgentHostError('unknown_run', 'The runs the answers are about are gone');
-    const messageId = rootOf(state, run).id;
+    const root = rootOf(state, run);
     const after = before.cursor;
-    // A run that waits for its answers while it runs goes on: the rest of it.
-    if (run.status === 'running') return this.stream(request, sessionId, messageId, after, { runIds: [run.id] });
-    const continuation = continuationOf(state, run.id);
-    if (continuation !== undefined) {
-      // Continued before this request (it was sent before): its events are older than the cursor.
-      const known = before.state.runs[continuation.id] !== undefined;
-      return this.stream(request, sessionId, messageId, known ? undefined : after, { runIds: [continuation.id] });
+    // Opened once the answers are applied: a request refused then (503) is sent again, and
+    // its answers, keyed by their approvals and tool calls, apply nothing twice.
+    let body: ReadableStream<Uint8Array>;
+    if (run.status === 'running') {
+      // A run that waits for its answers while it runs goes on: the rest of it.
+      body = await this.open(request, sessionId, root.id, after, { runIds: [run.id] });
+    } else {
+      const continuation = continuationOf(state, run.id);
+      if (continuation !== undefined) {
+        // Continued before this request (it was sent before): its events are older than the
+        // cursor, and newer than where the message's first run started.
+        const known = before.state.runs[continuation.id] !== undefined;
+        const from = known ? startsAfterOf(root) : after;
+        body = await this.open(request, sessionId, root.id, from, { runIds: [continuation.id] });
+      } else if (missingInput(state, run).length > 0) {
+        // Answered in part: the run waits for the rest, as the message shows.
+        return streamResponse(uiMessageStreamOf(root.id, [{ type: 'finish', finishReason: 'tool-calls' }]));
+      } else {
+        body = await this.open(request, sessionId, root.id, after, { continuing: [run.id] });
+      }
     }
-    if (missingInput(state, run).length > 0) {
-      // Answered in part: the run waits for the rest, as the message shows.
-      return this.stream(request, sessionId, messageId, after, { runIds: [] }, true);
-    }
-    return this.stream(request, sessionId, messageId, after, { continuing: [run.id] });
+    return streamResponse(body);
   }
 
+  /** Replays the running run's message from where its chain's first run started in the log. */
   private async resume(request: Request, chatId: string): Promise<Response> {
     const { options } = this;
     await options.authorize(request, { sessionId: chatId, action: 'read' });
@@ -215,30 +249,31 @@ export class UIMessageStreamEndpoint {
     const active = newestOf(Object.values(state.runs).filter((run) => run.status === 'running'));
     if (active === undefined) return new Response(null, { status: 204 });
     const chain = chainOf(state, active);
-    return this.stream(request, chatId, chain[0] as string, undefined, { runIds: chain });
+    const root = state.runs[chain[0] as string] as AgentRunState;
+    return streamResponse(await this.open(request, chatId, root.id, startsAfterOf(root), { runIds: chain }));
   }
 
-  private stream(
+  /**
+   * Opens the UI message stream of `messageId` after `after`; when the log trimmed past that
+   * cursor, from the oldest entry it holds (what it still has of the message).
+   */
+  private async open(
     request: Request,
     sessionId: string,
     messageId: string,
     after: string | undefined,
-    runs: UIMessageStreamRuns,
-    waiting = false,
-  ): Response {
-    const { log, pageSize, heartbeatMs, onIdle } = this.options;
-    const body = createUIMessageStreamBody({
-      log,
-      sessionId,
-      after,
-      runs,
-      encoder: new UIMessageChunkEncoder(messageId),
-      ...(waiting ? { leading: [{ type: 'finish', finishReason: 'tool-calls' }], empty: true } : {}),
-      pageSize,
-      heartbeatMs,
-      onIdle: (runId) => onIdle(sessionId, runId),
-      signal: request.signal,
-    });
-    return new Response(body, { status: 200, headers: STREAM_HEADERS });
+    runs: UIMessageStreamOpening['runs'],
+  ): Promise<ReadableStream<Uint8Array>> {
+    const wire = () => new UIMessageStreamWire(new UIMessageChunkEncoder(messageId));
+    try {
+      return await this.options.openStream(request, sessionId, { after, runs, wire: wire() });
+    } catch (error) {
+      if (after === undefined || !AgentEventLogError.isInstance(error) || error.code !== 'cursor_expired') throw error;
+      return this.options.openStream(request, sessionId, { after: undefined, runs, wire: wire() });
+    }
   }
+}
+
+function streamResponse(body: ReadableStream<Uint8Array> | string): Response {
+  return new Response(body, { status: 200, headers: STREAM_HEADERS });
 }
