@@ -11,6 +11,7 @@ import {
   simulateReadableStream,
   stepCountIs,
   streamText,
+  type ToolSet,
   tool,
   type UIMessage,
   type UIMessageChunk,
@@ -43,7 +44,7 @@ let handler: Handler = async () => {
   throw new Error('no scenario');
 };
 const requests: Array<{ method: string; url: string; body: string }> = [];
-const answers: Uint8Array[] = [];
+const answers: Array<Uint8Array<ArrayBuffer>> = [];
 const server = createServer((request, response) => {
   const chunks: Buffer[] = [];
   request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -66,7 +67,10 @@ beforeEach(() => {
 
 /** Streams a web Response into the node one, keeping its bytes in `answers`; stops when the client goes. */
 async function send(response: ServerResponse, answer: Response, cut?: number): Promise<void> {
-  response.writeHead(answer.status, Object.fromEntries(answer.headers));
+  answer.headers.forEach((value, name) => {
+    response.setHeader(name, value);
+  });
+  response.writeHead(answer.status);
   const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
   response.on('close', () => void reader.cancel().catch(() => undefined));
   const kept: Uint8Array[] = [];
@@ -125,7 +129,7 @@ const toolResults = (prompt: ModelMessage[]) =>
  * continuing `message` when given (as `useChat` continues its last assistant message).
  */
 async function readWithAISDK(
-  bytes: readonly Uint8Array[],
+  bytes: ReadonlyArray<Uint8Array<ArrayBuffer>>,
   from?: UIMessage,
 ): Promise<{ message: UIMessage; errors: string[] }> {
   let message = from;
@@ -230,9 +234,9 @@ const weatherTool = tool({
 });
 
 /** A route handler: `streamText` over the model and tools, answered with `toUIMessageStreamResponse`. */
-function chatRoute(
+function chatRoute<Tools extends ToolSet>(
   model: MockLanguageModelV3,
-  tools: Parameters<typeof streamText>[0]['tools'] = {},
+  tools: Tools = {} as Tools,
   streamOptions: Parameters<ReturnType<typeof streamText>['toUIMessageStreamResponse']>[0] = {},
 ): Handler {
   return async (_request, body, response) => {
@@ -325,11 +329,13 @@ describe('AI SDK provider against the real `ai` package (streamText, MockLanguag
   });
 
   it('waits on a client tool (no execute), then the client’s result continues the run', async () => {
-    const tools = {
+    // No execute: the client runs it. (Its output type is `never`, which ToolSet refuses under
+    // exactOptionalPropertyTypes, hence the widening.)
+    const tools: ToolSet = {
       location: tool({
         description: 'The user’s location, asked in the browser.',
         inputSchema: jsonSchema<{ precise: boolean }>({ type: 'object', properties: { precise: { type: 'boolean' } } }),
-      }),
+      }) as unknown as ToolSet[string],
     };
     handler = chatRoute(
       scriptedModel((prompt) =>
@@ -372,7 +378,7 @@ describe('AI SDK provider against the real `ai` package (streamText, MockLanguag
     expect(state.issues).toEqual([]);
     expect(state.runs['run-2']?.continuesRunId).toBe('run-1');
     // Both answers continue one AI SDK message: the `ai` reader, given the first, agrees.
-    const first = await readWithAISDK([answers[0] as Uint8Array]);
+    const first = await readWithAISDK([answers[0] as Uint8Array<ArrayBuffer>]);
     const locationPart = first.message.parts.find((part) => part.type === 'tool-location') as { state: string };
     expect(locationPart.state).toBe('input-available');
     const ours = assistantOf(state, 'chat-client-tool');
@@ -415,7 +421,7 @@ describe('AI SDK provider against the real `ai` package (streamText, MockLanguag
       expect(approval).toMatchObject({ toolCallId: 'mail-1', status: 'waiting' });
       expect(state.runs['run-1']?.pendingApprovalIds).toEqual([approval?.id]);
       expect(state.runs['run-1']?.pendingToolCallIds).toEqual(['mail-1']);
-      const firstAnswer = await readWithAISDK([answers[0] as Uint8Array]);
+      const firstAnswer = await readWithAISDK([answers[0] as Uint8Array<ArrayBuffer>]);
       expect(essentials(assistantOf(state, sessionId)[0]?.parts ?? [])).toEqual(
         essentials(firstAnswer.message.parts as Array<Record<string, unknown>>),
       );
@@ -448,7 +454,7 @@ describe('AI SDK provider against the real `ai` package (streamText, MockLanguag
       const part = answered.parts.find((entry) => entry.type === 'tool-send_email') as Record<string, unknown>;
       part.state = 'approval-responded';
       part.approval = { id: approvalId, approved: decision === 'approved', reason: 'checked' };
-      const both = await readWithAISDK([answers[1] as Uint8Array], answered);
+      const both = await readWithAISDK([answers[1] as Uint8Array<ArrayBuffer>], answered);
       const ours = assistantOf(state, sessionId);
       expect(ours).toHaveLength(1);
       expect(essentials(ours[0]?.parts ?? [])).toEqual(
@@ -587,7 +593,7 @@ describe('AI SDK provider against the real `ai` package (streamText, MockLanguag
 
 describe('AI SDK provider: resuming with GET {api}/{chatId}/stream', () => {
   /** The whole answer of a streamText run, as bytes, to serve cut and then again whole. */
-  async function recordedAnswer(): Promise<Uint8Array> {
+  async function recordedAnswer(): Promise<Uint8Array<ArrayBuffer>> {
     const deltas = Array.from({ length: 30 }, (_, index) => `part${index} `);
     const result = streamText({
       model: scriptedModel(() => [...text('t1', ...deltas), finish('stop')]),
@@ -598,7 +604,7 @@ describe('AI SDK provider: resuming with GET {api}/{chatId}/stream', () => {
   const fullText = Array.from({ length: 30 }, (_, index) => `part${index} `).join('');
 
   /** POST answers the first `cut` bytes and drops the connection; GET .../stream replays the whole stream. */
-  function droppingRoute(bytes: Uint8Array, cut: number, resumeStatus = 200): Handler {
+  function droppingRoute(bytes: Uint8Array<ArrayBuffer>, cut: number, resumeStatus = 200): Handler {
     return async (request, _body, response) => {
       const headers = { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' };
       if (request.method === 'GET') {
