@@ -90,8 +90,8 @@ function settle(context: AISDKContext, toolCallId: string): void {
 /**
  * Maps the tool chunks: the call's input (`tool.requested`, `tool.arguments_delta`,
  * `tool.arguments_completed`, the input as JSON), an invalid input (`tool.failed`, code
- * `invalid_tool_input`), an approval request (`approval.requested`, its descriptor in
- * `data`), a preliminary output (`tool.running` and an `ai-sdk.preliminary-tool-output`
+ * `invalid_tool_input`), an approval request (`approval.requested`, not editable, its
+ * descriptor in `data`), a preliminary output (`tool.running` and an `ai-sdk.preliminary-tool-output`
  * record), the output (`tool.completed`), an error (`tool.failed`, code `tool_error`) and a
  * denial (`tool.cancelled`, reason `denied`). An output may name a call of the run this one
  * continues (an approved tool the server ran): the event settles it there.
@@ -123,9 +123,12 @@ export function mapToolChunk(chunk: AISDKToolChunk, context: AISDKContext, frame
       checkNamed(chunk, frame, { approvalId: chunk.approvalId, toolCallId: chunk.toolCallId });
       context.openApprovals.add(chunk.approvalId);
       context.step.approvalIds.push(chunk.approvalId);
+      // The protocol answers an approval yes or no, never with edited input: `modified` is
+      // refused when the user asks for it, not after the continuation is sent.
       const payload: AgentEventPayloadMap['approval.requested'] = {
         approvalId: chunk.approvalId,
         toolCallId: chunk.toolCallId,
+        editable: false,
       };
       const data: Record<string, unknown> = {};
       if (chunk.approvalDescriptor !== undefined) data.approvalDescriptor = chunk.approvalDescriptor;

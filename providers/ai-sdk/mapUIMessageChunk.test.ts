@@ -143,6 +143,8 @@ describe('mapUIMessageChunk', () => {
       pendingToolCallIds: ['client-1', 'mail-1'],
       pendingApprovalIds: ['ap-1'],
     });
+    // Answered yes or no on the wire, never with edited input: the machine refuses `modified`.
+    expect(Object.values(state.approvals).map(({ id, editable }) => [id, editable])).toEqual([['ap-1', false]]);
     const byId = Object.fromEntries(Object.values(state.toolCalls).map((toolCall) => [toolCall.id, toolCall]));
     expect(byId['server-1']).toMatchObject({ status: 'completed', result: 5, parsedArguments: {} });
     expect(byId['bad-1']).toMatchObject({ status: 'failed', arguments: '{bad', error: { code: 'invalid_tool_input' } });
