@@ -4,7 +4,6 @@ export type { AISDKUIMessage, AISDKUIMessagePart } from './aiSdkMessages';
 export type { AISDKChatInput, AISDKChatRequest } from './aiSdkRequest';
 export type { AISDKAgentProviderOptions } from './createAISDKAgentProvider';
 export { createAISDKAgentProvider } from './createAISDKAgentProvider';
-export { mapUIMessageChunk } from './mapUIMessageChunk';
 export { readUIMessageChunk } from './readUIMessageChunk';
 export { toAISDKMessages } from './toAISDKMessages';
 export type { AISDKJSONValue, UIMessageChunk } from './uiMessageChunkSchema';
