@@ -98,7 +98,8 @@ export interface AgentHostOptions {
   /**
    * How often an open event stream asks `authorize` again (`action: 'read'`, with the request
    * that opened it); it also asks before the frames of each new run. A refusal ends the stream
-   * with a last `event: forbidden` frame. Default 60 000 ms; `0` checks only at new runs.
+   * with a last `event: forbidden` frame (a chat stream: an `error` chunk, then `[DONE]`).
+   * Default 60 000 ms; `0` checks only at new runs.
    */
   reauthorizeMs?: number;
   /** Largest request body. Default 1 MiB. */
