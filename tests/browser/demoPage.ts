@@ -1,25 +1,11 @@
-// What the demo page's browser tests share: Debian's Chromium through playwright-core, the
-// demo server on a free port (recorded endpoints only), and small helpers for the page.
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { type DemoServer, startDemoServer } from '../../examples/demo/server';
 import { sharedDemoPage } from '../support/sharedDemoPage';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
-const available = existsSync(CHROMIUM);
-if (!available && !required) {
-  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
-}
+import { launchChromium, SCREENSHOTS } from './chromium';
 
-/** Whether the browser tests run: Chromium is there, or `AGENT_MACHINES_BROWSER_TESTS=required` (then its absence fails them). */
-export const browserTestsEnabled = available || required;
-
-/** The git-ignored folder the browser tests save their screenshots in. */
-export const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+export { browserTestsEnabled, SCREENSHOTS, screenshotOf } from './chromium';
 
 export interface DemoPage {
   server: DemoServer;
@@ -42,10 +28,7 @@ export async function openDemoPage(
   const server = await startDemoServer({ port: 0, outDir: demoPage.directory, build: false, env: {} });
   let browser: Browser | undefined;
   try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     // Waits for the page are ceilings: a loaded machine only makes them slower.
     page.setDefaultTimeout(60_000);
@@ -81,10 +64,6 @@ export async function sendPrompt(page: Page, prompt: string): Promise<void> {
 /** The page's chat bubbles of one role. */
 export const bubblesOf = (page: Page, role: 'user' | 'ai') =>
   page.locator(`[data-testid="bubble"][data-role="${role}"]`);
-
-/** A screenshot of the whole page under the git-ignored `tests/browser/screenshots/`. */
-export const screenshotOf = (page: Page, name: string) =>
-  page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
 /** The `data-status` of each element (runs, tool calls), for `locator.evaluateAll`. */
 export function runStatuses(items: Element[]): Array<string | undefined> {

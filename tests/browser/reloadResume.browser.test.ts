@@ -1,34 +1,15 @@
-// A page reloaded mid-stream, in Debian's Chromium driven by playwright-core: useXChat
-// restores the conversation from localStorage and the running run continues from its saved
-// cursor (`Last-Event-ID`), with the history intact and no word shown twice.
-import { existsSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentCheckpoint } from '../../checkpoint/AgentCheckpoint';
 import { createAgentEventFactory } from '../../protocol/createAgentEventFactory';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
 import { type RecordedRequest, startHttpServer, type TestServer } from '../support/httpServer';
+import { browserTestsEnabled, launchChromium, screenshotOf } from './chromium';
 import type { ResumeAppRequest } from './resumeApp';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
-const available = existsSync(CHROMIUM);
-if (!available && !required) {
-  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
-}
-
-/**
- * Where each scenario leaves its screenshot: the git-ignored `screenshots/` folder, named as
- * `screenshotOf` in demoPage.ts names them. Importing that would load the demo server and Vite.
- */
-const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const screenshotOf = (page: Page, name: string) =>
-  page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
 const CHECKPOINT_KEY = 'agent-machines:checkpoint:reload-test';
 /** The slow answer: 60 distinct words, so a word shown twice or a restart cannot hide. */
@@ -111,7 +92,7 @@ interface PageHistory {
   textsByMessage: Record<string, string[]>;
 }
 
-describe.runIf(available || required)('a page reloaded mid-stream, in Chromium', () => {
+describe.runIf(browserTestsEnabled)('a page reloaded mid-stream, in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
   let context: BrowserContext | undefined;
@@ -141,10 +122,7 @@ describe.runIf(available || required)('a page reloaded mid-stream, in Chromium',
         '<!doctype html><title>resume</title><div id="root"></div><script type="module" src="/app.js"></script>',
       );
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   }, 180_000);
 
   afterEach(async () => {

@@ -1,16 +1,9 @@
-// @ai-sdk/react's useChat, unchanged, in Debian's Chromium driven by playwright-core, against
-// our host's AI SDK chat endpoints (`POST /api/agent/chat`, `GET /api/agent/chat/:id/stream`)
-// served with node:http on loopback. The host runs an agent (createAgent) over a scripted
-// OpenAI-compatible model on its own loopback server: a delete_files tool that needs approval,
-// and an answer the model holds half-way until the test opens its gate.
-import { existsSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { UIMessage } from 'ai';
 import { build } from 'esbuild';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import type { AgentState } from '../../machines/agentState';
@@ -23,22 +16,8 @@ import { type AgentHost, createAgentHost } from '../../server/createAgentHost';
 import { toNodeHandler } from '../../server/node';
 import { type RecordedRequest, startHttpServer, type TestServer } from '../support/httpServer';
 import { until } from '../support/until';
+import { browserTestsEnabled, launchChromium, screenshotOf } from './chromium';
 import type { UseChatAppHistory } from './useChatApp';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
-const available = existsSync(CHROMIUM);
-if (!available && !required) {
-  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
-}
-
-/**
- * Where each scenario leaves its screenshot: the git-ignored `screenshots/` folder, named as
- * `screenshotOf` in demoPage.ts names them. Importing that would load the demo server and Vite.
- */
-const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const screenshotOf = (page: Page, name: string) =>
-  page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
 /** The held answer: the model sends the first half, waits for the test's gate, then the rest. */
 const FIRST_HALF = 'The answer streams in, ';
@@ -121,7 +100,7 @@ const chatBodyOf = (request: PageRequest | undefined) => request?.body as ChatPo
 const textsOf = (message: UIMessage | undefined) =>
   (message?.parts ?? []).flatMap((part) => (part.type === 'text' ? [part.text] : []));
 
-describe.runIf(available || required)('useChat on the host, in Chromium', () => {
+describe.runIf(browserTestsEnabled)('useChat on the host, in Chromium', () => {
   let model: TestServer;
   let host: AgentHost;
   let server: Server;
@@ -187,10 +166,7 @@ describe.runIf(available || required)('useChat on the host, in Chromium', () => 
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   }, 180_000);
 
   beforeEach(() => {

@@ -1,28 +1,10 @@
-// useXChat in a real browser: Debian's Chromium, driven by playwright-core, loads a React
-// page that streams from an OpenAI-compatible SSE endpoint on a loopback server.
-import { existsSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RecordedRequest, startHttpServer, type TestServer } from '../support/httpServer';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const required = process.env.AGENT_MACHINES_BROWSER_TESTS === 'required';
-const available = existsSync(CHROMIUM);
-if (!available && !required) {
-  console.warn(`Browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium).`);
-}
-
-/**
- * Where each scenario leaves its screenshot: the git-ignored `screenshots/` folder, named as
- * `screenshotOf` in demoPage.ts names them. Importing that would load the demo server and Vite.
- */
-const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const screenshotOf = (page: Page, name: string) =>
-  page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+import { browserTestsEnabled, launchChromium, screenshotOf } from './chromium';
 
 const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -67,7 +49,7 @@ async function completions(request: RecordedRequest, response: ServerResponse): 
   response.end(`${chunk({}, 'stop')}data: [DONE]\n\n`);
 }
 
-describe.runIf(available || required)('useXChat in Chromium', () => {
+describe.runIf(browserTestsEnabled)('useXChat in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
   let page: Page;
@@ -96,10 +78,7 @@ describe.runIf(available || required)('useXChat in Chromium', () => {
         '<!doctype html><title>chat</title><div id="root"></div><script type="module" src="/app.js"></script>',
       );
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     // Waits for the page are ceilings: a loaded machine only makes them slower.
     page.setDefaultTimeout(60_000);
