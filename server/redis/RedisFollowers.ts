@@ -1,6 +1,7 @@
 import type { AgentEventLogEntry } from '../AgentEventLog';
 import { destroyQuietly, type RedisEventLogConnection } from './redisConnections';
 import { compareCursors } from './redisCursors';
+import type { RedisFollowing } from './redisFollowing';
 
 export interface RedisFollowersOptions {
   /** Opens one blocking connection (connected) and gives its `CLIENT ID`. */
@@ -80,7 +81,7 @@ const newer = (left: string, right: string) => (compareCursors(left, right) > 0 
  * session no one waits on stays watched for one window, after the newest cursor read from it;
  * an entry no one has read yet lets it go.
  */
-export class RedisFollowers {
+export class RedisFollowers implements RedisFollowing {
   readonly #options: RedisFollowersOptions;
   readonly #sessions = new Map<string, WatchedSession>();
   readonly #readers: Reader[] = [];
@@ -88,6 +89,11 @@ export class RedisFollowers {
 
   constructor(options: RedisFollowersOptions) {
     this.#options = options;
+  }
+
+  /** Nothing: the XREAD watches from the follower's cursor, whenever it comes. */
+  beforeRead(): undefined {
+    return undefined;
   }
 
   /**

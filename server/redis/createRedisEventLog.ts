@@ -1,17 +1,21 @@
 import { randomUUID } from 'node:crypto';
+import type { RedisClusterOptions } from 'redis';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentCommandRecord, AgentEventLog, AgentEventLogEntry, AgentSessionSnapshot } from '../AgentEventLog';
 import { AgentEventLogError } from '../AgentEventLogError';
 import { RedisFollowers } from './RedisFollowers';
-import { CONNECT_TIMEOUT_MS, createRedisCaller } from './redisCaller';
+import { RedisShardedFollowers } from './RedisShardedFollowers';
+import { CONNECT_TIMEOUT_MS, createRedisCaller, type RedisCaller } from './redisCaller';
 import {
   destroyQuietly,
   openConnection,
   type RedisEventLogClient,
+  type RedisEventLogClusterClient,
   type RedisMessageListener,
 } from './redisConnections';
 import { canonicalCursor } from './redisCursors';
-import { createRedisKeys } from './redisKeys';
+import type { RedisFollowing } from './redisFollowing';
+import { createRedisKeys, type RedisKeys } from './redisKeys';
 import {
   ENDED_RUN,
   hostSignalOf,
@@ -30,16 +34,23 @@ import {
   SAVE_SNAPSHOT_SCRIPT,
   SETTLE_COMMAND_SCRIPT,
 } from './redisScripts';
-import { createRedisSubscriber } from './redisSubscriber';
+import { createRedisSubscriber, type RedisSubscriber } from './redisSubscriber';
 
 export interface RedisEventLogOptions {
   /** Where Redis is (`redis://host:port`); the log opens and closes its own client. */
   url?: string | undefined;
   /**
-   * A connected node-redis client to share, instead of `url`. The log duplicates it for its
-   * blocking reads and pub/sub, and `close()` leaves it open.
+   * A connected node-redis client to share, instead of `url`: a standalone one (`createClient`),
+   * which the log duplicates for its blocking reads and pub/sub, or a cluster one
+   * (`createCluster`), whose connections it uses as they are. `close()` leaves it open.
    */
-  client?: RedisEventLogClient | undefined;
+  client?: RedisEventLogClient | RedisEventLogClusterClient | undefined;
+  /**
+   * A Redis Cluster (7 or later) to open a client for, instead of `url`: what `createCluster`
+   * takes (`rootNodes`, and `defaults` for the credentials and TLS of every node). The log
+   * opens and closes that client.
+   */
+  cluster?: RedisClusterOptions | undefined;
   /** Prefix of every key and channel, without braces (they are the hash tag's). Default `'agent-machines:'`. */
   keyPrefix?: string | undefined;
   /**
@@ -51,7 +62,10 @@ export interface RedisEventLogOptions {
   exactTrim?: boolean | undefined;
   /** A session's keys expire this long after its last append. Default 86,400 (a day). */
   sessionTtlSeconds?: number | undefined;
-  /** The most connections `follow` blocks on, whatever the number of followers. Default 16. */
+  /**
+   * The most connections `follow` blocks on, whatever the number of followers. Default 16. On a
+   * cluster `follow` blocks on none: it listens on the cluster client's pub/sub connection of each master.
+   */
   maxBlockingConnections?: number | undefined;
   /**
    * Bytes of a session's entries (their JSON) and snapshot kept: past it the oldest entries
@@ -71,6 +85,65 @@ const BLOCK_WINDOW_MS = 1_000;
 /** setTimeout fires at once for a delay past 2^31 - 1 ms: a longer wait is capped there (~24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+type ReadPage = (
+  sessionId: string,
+  after: string | undefined,
+  limit: number,
+  maxBytes: number | undefined,
+) => Promise<AgentEventLogEntry[]>;
+
+/** Followers that block in XREAD on connections of their own, duplicated from `client`. */
+function blockingFollowers(
+  client: RedisEventLogClient,
+  caller: RedisCaller,
+  keys: RedisKeys,
+  read: ReadPage,
+  maxConnections: number,
+): RedisFollowing {
+  return new RedisFollowers({
+    open: async () => {
+      const connection = await openConnection(client, 'agent-machines-follow', CONNECT_TIMEOUT_MS);
+      try {
+        return { connection, clientId: String(await connection.sendCommand(['CLIENT', 'ID'])) };
+      } catch (error) {
+        destroyQuietly(connection);
+        throw error;
+      }
+    },
+    read,
+    unblock: (clientId) => client.sendCommand(['CLIENT', 'UNBLOCK', clientId]),
+    toError: (error) => caller.toError('follow', error),
+    streamKey: keys.events,
+    maxConnections,
+    blockMs: BLOCK_WINDOW_MS,
+  });
+}
+
+/**
+ * Followers woken by the sharded channel of their session. A connection of the cluster that
+ * comes back (a reconnect, a failover) may have lost messages: every waiting follower reads once.
+ */
+function shardedFollowers(
+  cluster: RedisEventLogClusterClient,
+  subscriber: RedisSubscriber,
+  keys: RedisKeys,
+  read: ReadPage,
+  onClose: Set<() => void>,
+): RedisFollowing {
+  const followers = new RedisShardedFollowers({
+    subscribe: (sessionId, listener) => {
+      const channel = keys.eventsAppended(sessionId);
+      return subscriber.subscribe(`follow ${channel}`, channel, listener);
+    },
+    read,
+    lingerMs: BLOCK_WINDOW_MS,
+  });
+  const recheck = () => followers.recheck();
+  cluster.on('node-ready', recheck);
+  onClose.add(() => cluster.off('node-ready', recheck));
+  return followers;
+}
+
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1) {
@@ -83,16 +156,22 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
 const milliseconds = (value: number) => String(Math.max(1, Math.ceil(value)));
 
 /**
- * An `AgentEventLog` in Redis (≥ 6.2; the `redis` client, v5 or v6), shared by every host
- * instance that points at the same Redis. A session's events are a stream whose entry ids are
- * the cursors (`<ms>-<seq>`); leases, command records and snapshots are keys beside it, all
- * under the hash tag `{sessionId}`; command settlements and signals travel by pub/sub, on one
- * subscriber connection. `follow` blocks on at most `maxBlockingConnections` connections, one
- * XREAD per connection watching many sessions, each session once however many follow it.
+ * An `AgentEventLog` in Redis (≥ 6.2; the `redis` client, v5 or v6), or in a Redis Cluster
+ * (≥ 7), shared by every host instance that points at the same Redis. A session's events are a
+ * stream whose entry ids are the cursors (`<ms>-<seq>`); leases, command records and snapshots
+ * are keys beside it, all under the hash tag `{sessionId}`, so each script touches one slot.
+ *
+ * On one Redis, command settlements and signals travel by pub/sub, on one subscriber
+ * connection, and `follow` blocks on at most `maxBlockingConnections` connections, one XREAD
+ * per connection watching many sessions, each session once however many follow it. On a
+ * cluster they travel by sharded pub/sub, and each append publishes on its session's sharded
+ * channel, which wakes that session's followers: they read from their cursor. Its connections
+ * are the cluster client's: one per master for commands and one per master for pub/sub,
+ * whatever the number of sessions and followers.
  *
  * What it reads back is checked (events against the protocol schema): a corrupted value
  * rejects the call with `unavailable` naming its key. A signal that does not parse is
- * dropped. Takes a standalone client (what `createClient` returns), not a cluster or sentinel one.
+ * dropped. Takes a standalone or a cluster client, not a sentinel one.
  *
  * @example
  * import { createRedisEventLog } from 'agent-machines/server/redis';
@@ -101,10 +180,14 @@ const milliseconds = (value: number) => String(Math.max(1, Math.ceil(value)));
  * const [cursor] = await log.append('session-1', [event]);
  * const next = await log.follow('session-1', { after: cursor, limit: 100, timeoutMs: 15_000 });
  * await log.close();
+ *
+ * @example
+ * const clustered = createRedisEventLog({ cluster: { rootNodes: [{ url: 'redis://10.0.0.1:7000' }] } });
  */
 export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLog {
-  if (options.url !== undefined && options.client !== undefined) {
-    throw new TypeError('createRedisEventLog: give either url or client, not both');
+  const given = (['url', 'client', 'cluster'] as const).filter((name) => options[name] !== undefined);
+  if (given.length > 1) {
+    throw new TypeError(`createRedisEventLog: give one of url, client and cluster, not ${given.join(' and ')}`);
   }
   const keyPrefix = options.keyPrefix ?? 'agent-machines:';
   if (/[{}]/.test(keyPrefix)) {
@@ -119,8 +202,13 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
   const maxSessionBytes = positiveInteger('maxBytesPerSession', options.maxBytesPerSession, 16 * 1024 * 1024);
   const commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs, 5_000);
 
-  const caller = createRedisCaller({ url: options.url, client: options.client, commandTimeoutMs });
-  const { client } = caller;
+  const caller = createRedisCaller({
+    url: options.url,
+    client: options.client,
+    cluster: options.cluster,
+    commandTimeoutMs,
+  });
+  const { target } = caller;
   const subscriber = createRedisSubscriber(caller);
   const onClose = new Set<() => void>();
 
@@ -173,23 +261,12 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
     return entries;
   }
 
-  const followers = new RedisFollowers({
-    open: async () => {
-      const connection = await openConnection(client, 'agent-machines-follow', CONNECT_TIMEOUT_MS);
-      try {
-        return { connection, clientId: String(await connection.sendCommand(['CLIENT', 'ID'])) };
-      } catch (error) {
-        destroyQuietly(connection);
-        throw error;
-      }
-    },
-    read,
-    unblock: (clientId) => client.sendCommand(['CLIENT', 'UNBLOCK', clientId]),
-    toError: (error) => caller.toError('follow', error),
-    streamKey: keys.events,
-    maxConnections,
-    blockMs: BLOCK_WINDOW_MS,
-  });
+  /** Where an append wakes the session's followers: on a cluster only (one Redis has them block in XREAD). */
+  const wakeChannel = (sessionId: string) => (target.kind === 'cluster' ? keys.eventsAppended(sessionId) : '');
+  const followers: RedisFollowing =
+    target.kind === 'cluster'
+      ? shardedFollowers(target.cluster, subscriber, keys, read, onClose)
+      : blockingFollowers(target.client, caller, keys, read, maxConnections);
 
   return {
     async append(sessionId: string, events: readonly AgentEvent[]): Promise<readonly string[]> {
@@ -204,7 +281,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
         `append to ${key}`,
         APPEND_SCRIPT,
         [key, keys.snapshot(sessionId), batchKey],
-        [trim, maxEntries, ttlSeconds, String(maxSessionBytes), ...payloads],
+        [trim, maxEntries, ttlSeconds, String(maxSessionBytes), wakeChannel(sessionId), ...payloads],
         true,
       );
       if (!Array.isArray(ids) || ids.length !== events.length || !ids.every((id) => typeof id === 'string')) {
@@ -216,15 +293,21 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
     read: (sessionId, { after, limit, maxBytes }) => read(sessionId, after, limit, maxBytes),
 
     async follow(sessionId, { after, limit, maxBytes, timeoutMs, signal }) {
+      const beforeRead = followers.beforeRead(sessionId);
       const entries = await read(sessionId, after, limit, maxBytes);
       if (entries.length > 0 || timeoutMs <= 0 || signal?.aborted || limit < 1) return entries;
       const canonical = after === undefined ? undefined : cursorOf(sessionId, after);
-      return followers.wait(sessionId, canonical, limit, maxBytes, timeoutMs, signal);
+      return followers.wait(sessionId, canonical, limit, maxBytes, timeoutMs, signal, beforeRead);
     },
 
     async lastCursor(sessionId) {
       const key = keys.events(sessionId);
-      const reply = await caller.send<unknown[][]>(`read ${key}`, ['XREVRANGE', key, '+', '-', 'COUNT', '1'], true);
+      const reply = await caller.send<unknown[][]>(
+        `read ${key}`,
+        key,
+        ['XREVRANGE', key, '+', '-', 'COUNT', '1'],
+        true,
+      );
       const cursor = reply[0]?.[0];
       return typeof cursor === 'string' ? cursor : undefined;
     },
@@ -247,6 +330,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       const key = keys.snapshot(sessionId);
       const [cursor, state] = await caller.send<(string | null)[]>(
         `load ${key}`,
+        key,
         ['HMGET', key, 'cursor', 'state'],
         true,
       );
@@ -261,7 +345,14 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
 
     async claimRun(sessionId, runId, owner, ttlMs) {
       const key = keys.run(sessionId, runId);
-      const reply = await caller.send(`claim ${key}`, ['SET', key, ownedRun(owner), 'NX', 'PX', milliseconds(ttlMs)]);
+      const reply = await caller.send(`claim ${key}`, key, [
+        'SET',
+        key,
+        ownedRun(owner),
+        'NX',
+        'PX',
+        milliseconds(ttlMs),
+      ]);
       return reply === 'OK';
     },
 
@@ -284,7 +375,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
 
     async runOwner(sessionId, runId) {
       const key = keys.run(sessionId, runId);
-      return parseRunOwner(key, await caller.send<string | null>(`read ${key}`, ['GET', key], true));
+      return parseRunOwner(key, await caller.send<string | null>(`read ${key}`, key, ['GET', key], true));
     },
 
     async claimCommand(sessionId, key, fingerprint, ttlMs) {
@@ -306,7 +397,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
         `settle ${recordKey}`,
         SETTLE_COMMAND_SCRIPT,
         [recordKey],
-        [JSON.stringify(outcome), milliseconds(ttlMs), channel, fingerprint],
+        [JSON.stringify(outcome), milliseconds(ttlMs), channel, fingerprint, subscriber.publishCommand],
         true,
       );
       const record = parseCommandRecord(recordKey, standing);
@@ -319,7 +410,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
       const channel = keys.commandSettled(sessionId, key);
       if (signal?.aborted) return undefined;
       if (timeoutMs <= 0) {
-        const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey], true);
+        const current = await caller.send<string | null>(`read ${recordKey}`, recordKey, ['GET', recordKey], true);
         const record = current === null ? undefined : parseCommandRecord(recordKey, current);
         return record?.status === 'settled' ? record : undefined;
       }
@@ -352,7 +443,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
             return;
           }
           unsubscribe = stop;
-          const current = await caller.send<string | null>(`read ${recordKey}`, ['GET', recordKey], true);
+          const current = await caller.send<string | null>(`read ${recordKey}`, recordKey, ['GET', recordKey], true);
           const record = current === null ? undefined : parseCommandRecord(recordKey, current);
           if (record?.status === 'settled') finish({ record });
         })().catch((error: unknown) => finish({ error }));
@@ -360,7 +451,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
     },
 
     async signal(owner, signal) {
-      await caller.send(`signal ${owner}`, ['PUBLISH', keys.signals(owner), JSON.stringify(signal)]);
+      await subscriber.publish(`signal ${owner}`, keys.signals(owner), JSON.stringify(signal));
     },
 
     async listen(owner, handler) {

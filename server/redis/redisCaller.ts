@@ -1,6 +1,11 @@
-import { createClient } from 'redis';
+import { createClient, createCluster, type RedisClusterOptions } from 'redis';
 import { AgentEventLogError } from '../AgentEventLogError';
-import { destroyQuietly, type RedisEventLogClient, type RedisEventLogConnection } from './redisConnections';
+import {
+  destroyQuietly,
+  isClusterClient,
+  type RedisEventLogClient,
+  type RedisEventLogClusterClient,
+} from './redisConnections';
 import { type RedisScript, runScript } from './redisScripts';
 
 /** How long a first connection, or a blocking or pub/sub connection, may take to open. */
@@ -8,9 +13,14 @@ export const CONNECT_TIMEOUT_MS = 5_000;
 /** How long a call whose connection was dropped waits for the client to reconnect, to run again. */
 export const RECONNECT_WAIT_MS = 1_000;
 
+/** Where a log's commands go: one Redis, or a Redis Cluster that routes each by its key. */
+export type RedisTarget =
+  | { kind: 'standalone'; client: RedisEventLogClient }
+  | { kind: 'cluster'; cluster: RedisEventLogClusterClient };
+
 /** The client a log runs its commands on, with every failure turned into an `AgentEventLogError`. */
 export interface RedisCaller {
-  readonly client: RedisEventLogClient;
+  readonly target: RedisTarget;
   readonly closed: boolean;
   /**
    * Runs `run` for `what` ("append to <key>"): `closed` after close, `unavailable` when Redis
@@ -19,11 +29,13 @@ export interface RedisCaller {
    * `idempotent` call runs once more: running it twice does what running it once does.
    */
   call<Reply>(what: string, run: () => Promise<Reply>, idempotent?: boolean): Promise<Reply>;
-  send<Reply>(what: string, args: readonly string[], idempotent?: boolean): Promise<Reply>;
+  /** Sends `args`, on a cluster to the node that holds `key` (the command's first key, or its channel). */
+  send<Reply>(what: string, key: string, args: readonly string[], idempotent?: boolean): Promise<Reply>;
+  /** Runs a script, on a cluster on the node that holds `keys` (all of one slot). */
   script<Reply>(
     what: string,
     script: RedisScript,
-    keys: readonly string[],
+    keys: readonly [string, ...string[]],
     args: readonly string[],
     idempotent?: boolean,
   ): Promise<Reply>;
@@ -31,6 +43,15 @@ export interface RedisCaller {
   closedError(what: string): AgentEventLogError;
   /** Marks the caller closed and closes the client when it opened it (a given client stays open). */
   close(): Promise<void>;
+}
+
+/** A client the caller opened itself, and closes. */
+interface OwnedClient {
+  readonly isReady: boolean;
+  connect(): Promise<unknown>;
+  close(): Promise<void>;
+  destroy(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** Whether `error` is an answer of Redis (node-redis `ErrorReply` and its subclasses, in any copy of the package). */
@@ -44,22 +65,44 @@ function isRedisReply(error: Error): boolean {
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
- * A caller on `client`, or on a client of its own for `url` that fails fast while Redis is
- * unreachable (no offline queue) and whose first connect is awaited for at most
- * `CONNECT_TIMEOUT_MS` (node-redis retries it forever).
+ * A caller on `client` (standalone or cluster), or on a client of its own for `url` or
+ * `cluster` that fails fast while Redis is unreachable (no offline queue) and whose first
+ * connect is awaited for at most `CONNECT_TIMEOUT_MS` (node-redis retries it forever).
  */
 export function createRedisCaller(options: {
   url?: string | undefined;
-  client?: RedisEventLogClient | undefined;
+  client?: RedisEventLogClient | RedisEventLogClusterClient | undefined;
+  cluster?: RedisClusterOptions | undefined;
   /** The longest a command may take before it rejects with `unavailable`. */
   commandTimeoutMs: number;
-}) {
+}): RedisCaller {
   const { commandTimeoutMs } = options;
-  const ownedClient: RedisEventLogConnection | undefined =
-    options.client === undefined
-      ? createClient({ ...(options.url === undefined ? {} : { url: options.url }), disableOfflineQueue: true })
-      : undefined;
-  const client: RedisEventLogClient = options.client ?? ownedClient!;
+  let target: RedisTarget;
+  let ownedClient: OwnedClient | undefined;
+  if (options.client !== undefined) {
+    target = isClusterClient(options.client)
+      ? { kind: 'cluster', cluster: options.client }
+      : { kind: 'standalone', client: options.client };
+  } else if (options.cluster !== undefined) {
+    const cluster = createCluster({
+      ...options.cluster,
+      defaults: { disableOfflineQueue: true, ...options.cluster.defaults },
+    });
+    ownedClient = cluster;
+    target = { kind: 'cluster', cluster: cluster as unknown as RedisEventLogClusterClient };
+  } else {
+    const client = createClient({
+      ...(options.url === undefined ? {} : { url: options.url }),
+      disableOfflineQueue: true,
+    });
+    ownedClient = client;
+    target = { kind: 'standalone', client };
+  }
+  const isReady = () => (target.kind === 'cluster' ? target.cluster.isReady : target.client.isReady);
+  const sendTo = <Reply>(key: string, args: readonly string[]): Promise<Reply> =>
+    target.kind === 'cluster'
+      ? target.cluster.sendCommand<Reply>(key, false, args)
+      : target.client.sendCommand<Reply>(args);
   let connected = ownedClient === undefined;
   let connecting: Promise<unknown> | undefined;
   if (ownedClient !== undefined) {
@@ -106,7 +149,7 @@ export function createRedisCaller(options: {
   /** Resolves `true` once the client is ready again, `false` when it is not within `RECONNECT_WAIT_MS`. */
   async function reconnected(): Promise<boolean> {
     const deadline = Date.now() + RECONNECT_WAIT_MS;
-    while (!client.isReady) {
+    while (!isReady()) {
       if (closed || Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -132,23 +175,23 @@ export function createRedisCaller(options: {
     }
   }
 
-  const caller: RedisCaller = {
-    client,
+  return {
+    target,
     get closed() {
       return closed;
     },
     call,
-    send: (what, args, idempotent) => call(what, () => client.sendCommand(args), idempotent),
+    send: (what, key, args, idempotent) => call(what, () => sendTo(key, args), idempotent),
     script: (what, script, keys, args, idempotent) =>
-      call(what, () => runScript(client, script, keys, args), idempotent),
+      call(what, () => runScript((command) => sendTo(keys[0], command), script, keys, args), idempotent),
     toError,
     closedError,
     async close() {
       closed = true;
-      if (ownedClient === undefined) return;
-      if (ownedClient.isReady) await ownedClient.close().catch(() => destroyQuietly(ownedClient));
-      else destroyQuietly(ownedClient);
+      const owned = ownedClient;
+      if (owned === undefined) return;
+      if (owned.isReady) await owned.close().catch(() => destroyQuietly(owned));
+      else destroyQuietly(owned);
     },
   };
-  return caller;
 }

@@ -12,6 +12,33 @@ export interface RedisEventLogClient {
   duplicate(overrides?: { disableOfflineQueue?: boolean; name?: string }): RedisEventLogConnection;
 }
 
+/**
+ * The part of a node-redis cluster client (`redis` v5 or v6, what `createCluster()` returns)
+ * the event log uses: commands routed by their first key, and sharded pub/sub (Redis 7).
+ */
+export interface RedisEventLogClusterClient {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  /** The cluster's masters: a cluster client has them, a standalone one does not. */
+  readonly masters: readonly unknown[];
+  sendCommand<Reply = unknown>(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: ReadonlyArray<string>,
+  ): Promise<Reply>;
+  sSubscribe(channel: string, listener: RedisMessageListener): Promise<void>;
+  sUnsubscribe(channel: string, listener?: RedisMessageListener): Promise<void>;
+  on(event: 'node-ready', listener: () => void): unknown;
+  off(event: 'node-ready', listener: () => void): unknown;
+}
+
+/** Whether `client` is a cluster client rather than a standalone one. */
+export function isClusterClient(
+  client: RedisEventLogClient | RedisEventLogClusterClient,
+): client is RedisEventLogClusterClient {
+  return 'masters' in client && 'sSubscribe' in client;
+}
+
 /** A connection the log opens itself (with `duplicate`) and closes. */
 export interface RedisEventLogConnection extends RedisEventLogClient {
   connect(): Promise<unknown>;
@@ -61,7 +88,7 @@ export async function openConnection(
 }
 
 /** Drops a connection now, whatever its state (node-redis v5 throws on a second destroy). */
-export function destroyQuietly(connection: RedisEventLogConnection): void {
+export function destroyQuietly(connection: { destroy(): void }): void {
   try {
     connection.destroy();
   } catch {

@@ -7,6 +7,8 @@ export interface RedisKeys {
   run(sessionId: string, runId: string): string;
   command(sessionId: string, key: string): string;
   commandSettled(sessionId: string, key: string): string;
+  /** The sharded channel each append to the session publishes its newest id on (on a cluster). */
+  eventsAppended(sessionId: string): string;
   signals(owner: string): string;
 }
 
@@ -27,6 +29,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
     run: (sessionId, runId) => `${session(sessionId)}:run:${encodeURIComponent(runId)}`,
     command: (sessionId, key) => `${session(sessionId)}:command:${encodeURIComponent(key)}`,
     commandSettled: (sessionId, key) => `${session(sessionId)}:command:${encodeURIComponent(key)}:settled`,
+    eventsAppended: (sessionId) => `${session(sessionId)}:events:appended`,
     signals: (owner) => `${prefix}signal:${encodeURIComponent(owner)}`,
   };
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { RedisEventLogClient } from './redisConnections';
 
 /** A Lua script sent by SHA1 (`EVALSHA`), and in full once when the server does not know it yet. */
 export interface RedisScript {
@@ -43,8 +42,11 @@ end
  * stores `at`, the bytes of events appended to the stream up to and with it, so the byte
  * bound trims the oldest entries with `XTRIM MINID`, reading only those it trims (and the
  * first it keeps). The batch key holds the ids a minute: the same batch sent again (after a
- * dropped connection) answers them instead of appending twice.
- * KEYS: stream, snapshot, batch. ARGV: trim ('~' or '='), maxlen, ttl seconds, max bytes, event JSON...
+ * dropped connection) answers them instead of appending twice. With a channel, the newest id
+ * is published there (`SPUBLISH`: the channel carries the session's hash tag, so it is on the
+ * stream's shard), which wakes the session's followers on a cluster.
+ * KEYS: stream, snapshot, batch. ARGV: trim ('~' or '='), maxlen, ttl seconds, max bytes,
+ * channel ('' for none), event JSON...
  */
 export const APPEND_SCRIPT = script(`${FIELD}
 local done = redis.call('GET', KEYS[3])
@@ -57,7 +59,7 @@ if #last > 0 then
   at = tonumber(field(last[1][2], 'at') or '0') or 0
 end
 local ids = {}
-for i = 5, #ARGV do
+for i = 6, #ARGV do
   at = at + #ARGV[i]
   prev = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[2], '*', 'prev', prev, 'at', string.format('%d', at), 'event', ARGV[i])
   ids[#ids + 1] = prev
@@ -87,6 +89,7 @@ if passed and keep ~= nil then redis.call('XTRIM', KEYS[1], 'MINID', keep) end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], cjson.encode(ids), 'EX', 60)
+if ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[5], prev) end
 return ids
 `);
 
@@ -175,7 +178,9 @@ return false
 
 /**
  * Settles a command record, keeping the fingerprint of the pending one ('' when none is left),
- * and publishes the settled record. KEYS: command record. ARGV: outcome JSON, ttl ms, channel.
+ * and publishes the settled record. KEYS: command record. ARGV: outcome JSON, ttl ms, channel,
+ * fingerprint, how to publish ('PUBLISH', or 'SPUBLISH' on a cluster: the channel carries the
+ * session's hash tag).
  */
 export const SETTLE_COMMAND_SCRIPT = script(`
 local current = redis.call('GET', KEYS[1])
@@ -185,22 +190,25 @@ if current then
 end
 local settled = '{"status":"settled","fingerprint":' .. cjson.encode(ARGV[4]) .. ',"outcome":' .. ARGV[1] .. '}'
 redis.call('SET', KEYS[1], settled, 'PX', ARGV[2])
-redis.call('PUBLISH', ARGV[3], settled)
+redis.call(ARGV[5], ARGV[3], settled)
 return settled
 `);
 
+/** Sends one command (to the node that holds the script's keys, on a cluster). */
+export type RedisScriptSender = <Reply>(args: readonly string[]) => Promise<Reply>;
+
 /** Runs a script by SHA1, sending its source only when the server answers NOSCRIPT (after a restart, say). */
 export async function runScript<Reply>(
-  client: RedisEventLogClient,
+  send: RedisScriptSender,
   { source, sha1 }: RedisScript,
   keys: readonly string[],
   args: readonly string[],
 ): Promise<Reply> {
   const rest = [String(keys.length), ...keys, ...args];
   try {
-    return await client.sendCommand<Reply>(['EVALSHA', sha1, ...rest]);
+    return await send<Reply>(['EVALSHA', sha1, ...rest]);
   } catch (error) {
     if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-    return client.sendCommand<Reply>(['EVAL', source, ...rest]);
+    return send<Reply>(['EVAL', source, ...rest]);
   }
 }

@@ -1,0 +1,251 @@
+import type { AgentEventLogEntry } from '../AgentEventLog';
+import type { RedisMessageListener } from './redisConnections';
+import { canonicalCursor, compareCursors } from './redisCursors';
+import type { RedisFollowing } from './redisFollowing';
+
+export interface RedisShardedFollowersOptions {
+  /**
+   * Listens to the session's append channel (where each append publishes its newest id);
+   * resolves once subscribed, with the function that stops it.
+   */
+  subscribe(sessionId: string, listener: RedisMessageListener): Promise<() => Promise<void>>;
+  /** The log's `read`, `maxBytes` as `AgentEventLogReadOptions` has it. */
+  read(
+    sessionId: string,
+    after: string | undefined,
+    limit: number,
+    maxBytes: number | undefined,
+  ): Promise<readonly AgentEventLogEntry[]>;
+  /** How long a session stays subscribed after its last follower left. */
+  lingerMs: number;
+}
+
+type Outcome = { entries: readonly AgentEventLogEntry[] } | { error: unknown };
+
+interface Waiter {
+  /** Canonical cursor, or undefined for "from the oldest retained entry". */
+  after: string | undefined;
+  limit: number;
+  maxBytes: number | undefined;
+  settle(outcome: Outcome): void;
+}
+
+/** A session someone follows (or followed a moment ago), and its followers grouped by cursor. */
+interface FollowedSession {
+  sessionId: string;
+  groups: Map<string, Set<Waiter>>;
+  /** Subscribed: every append from now on is heard. */
+  live: boolean;
+  unsubscribe: (() => Promise<void>) | undefined;
+  /** The newest id heard on the channel ('0-0' before any). */
+  heard: string;
+  reading: boolean;
+  readAgain: boolean;
+  lingering: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** setTimeout fires at once for a delay past 2^31 - 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Waits for appends on behalf of `follow` on a Redis Cluster, where one XREAD across sessions
+ * is refused (`CROSSSLOT`). Each append publishes its newest id on the session's sharded
+ * channel (`SPUBLISH`, on the session's own shard); a followed session is subscribed once
+ * (`SSUBSCRIBE`), whatever the number of its followers, on the cluster client's one pub/sub
+ * connection per master. A message only says that the session moved: each group of followers
+ * waiting after the same cursor is then served by one `read` (`XRANGE` from that cursor, with
+ * its gap and cursor checks) and fanned out, bounded in bytes by the group's smallest `maxBytes`.
+ *
+ * A follower that read before its session was subscribed reads once more when it is: an
+ * append between its read and the subscription is not missed. Reads of a session do not
+ * overlap: messages that come during one make one more. A session no one follows stays
+ * subscribed for `lingerMs`, so the usual follower, which follows again from what it was just
+ * given, finds it subscribed. `recheck` (after a connection of the cluster came back, when
+ * messages may have been lost) reads once for every waiting group.
+ */
+export class RedisShardedFollowers implements RedisFollowing {
+  readonly #options: RedisShardedFollowersOptions;
+  readonly #sessions = new Map<string, FollowedSession>();
+  #closed = false;
+
+  constructor(options: RedisShardedFollowersOptions) {
+    this.#options = options;
+  }
+
+  /** The session's subscription when it is live: an append after a read that follows is heard. */
+  beforeRead(sessionId: string): unknown {
+    const session = this.#sessions.get(sessionId);
+    return session?.live === true ? session : undefined;
+  }
+
+  wait(
+    sessionId: string,
+    after: string | undefined,
+    limit: number,
+    maxBytes: number | undefined,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    beforeRead: unknown,
+  ): Promise<readonly AgentEventLogEntry[]> {
+    if (this.#closed || signal?.aborted) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      const session = this.#sessionOf(sessionId);
+      const groupKey = after ?? '';
+      let group = session.groups.get(groupKey);
+      if (group === undefined) {
+        group = new Set();
+        session.groups.set(groupKey, group);
+      }
+      const onAbort = () => waiter.settle({ entries: [] });
+      const timer = setTimeout(onAbort, Math.min(timeoutMs, MAX_TIMER_MS));
+      let settled = false;
+      const waiter: Waiter = {
+        after,
+        limit,
+        maxBytes,
+        settle: (outcome) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          group.delete(waiter);
+          if (group.size === 0 && session.groups.get(groupKey) === group) session.groups.delete(groupKey);
+          if (session.groups.size === 0) this.#linger(session);
+          if ('error' in outcome) reject(outcome.error);
+          else resolve(outcome.entries);
+        },
+      };
+      group.add(waiter);
+      if (session.lingering !== undefined) {
+        clearTimeout(session.lingering);
+        session.lingering = undefined;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (!session.live) return;
+      // Read before the subscription was live, or an append heard since the read: read again.
+      const heardSince = session.heard !== '0-0' && (after === undefined || compareCursors(session.heard, after) > 0);
+      if (beforeRead !== session || heardSince) this.#deliver(session);
+    });
+  }
+
+  saw(): void {
+    // Appends are heard on the channel: what was read changes nothing.
+  }
+
+  /** Reads once for every group of followers: messages published while a connection was down are lost. */
+  recheck(): void {
+    for (const session of this.#sessions.values()) {
+      if (session.live && session.groups.size > 0) this.#deliver(session);
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const session of [...this.#sessions.values()]) {
+      this.#forget(session);
+      for (const group of [...session.groups.values()]) for (const waiter of [...group]) waiter.settle({ entries: [] });
+    }
+  }
+
+  #sessionOf(sessionId: string): FollowedSession {
+    const existing = this.#sessions.get(sessionId);
+    if (existing !== undefined) return existing;
+    const session: FollowedSession = {
+      sessionId,
+      groups: new Map(),
+      live: false,
+      unsubscribe: undefined,
+      heard: '0-0',
+      reading: false,
+      readAgain: false,
+      lingering: undefined,
+    };
+    this.#sessions.set(sessionId, session);
+    const listener: RedisMessageListener = (message) => {
+      // Runs inside the client's reply parser: nothing here may throw.
+      const cursor = canonicalCursor(String(message));
+      if (cursor !== undefined && compareCursors(cursor, session.heard) > 0) session.heard = cursor;
+      if (session.groups.size > 0) this.#deliver(session);
+    };
+    this.#options.subscribe(sessionId, listener).then(
+      (unsubscribe) => {
+        if (this.#sessions.get(sessionId) !== session) {
+          void unsubscribe();
+          return;
+        }
+        session.unsubscribe = unsubscribe;
+        session.live = true;
+        // Its followers read before the subscription: what came in between is read now.
+        if (session.groups.size > 0) this.#deliver(session);
+      },
+      (error: unknown) => {
+        this.#forget(session);
+        for (const group of [...session.groups.values()]) for (const waiter of [...group]) waiter.settle({ error });
+      },
+    );
+    return session;
+  }
+
+  /** Unsubscribes the session after `lingerMs` unless a follower comes back by then. */
+  #linger(session: FollowedSession): void {
+    if (session.lingering !== undefined || this.#closed) return;
+    session.lingering = setTimeout(() => {
+      session.lingering = undefined;
+      if (session.groups.size === 0) this.#forget(session);
+    }, this.#options.lingerMs);
+    session.lingering.unref?.();
+  }
+
+  #forget(session: FollowedSession): void {
+    if (session.lingering !== undefined) clearTimeout(session.lingering);
+    session.lingering = undefined;
+    if (this.#sessions.get(session.sessionId) === session) this.#sessions.delete(session.sessionId);
+    const unsubscribe = session.unsubscribe;
+    session.unsubscribe = undefined;
+    session.live = false;
+    void unsubscribe?.();
+  }
+
+  /** Serves every group of the session with one read each; one more round if messages came meanwhile. */
+  #deliver(session: FollowedSession): void {
+    if (session.reading) {
+      session.readAgain = true;
+      return;
+    }
+    session.reading = true;
+    void (async () => {
+      try {
+        do {
+          session.readAgain = false;
+          await Promise.all([...session.groups.values()].map((group) => this.#serve(session, group)));
+        } while (session.readAgain && !this.#closed && session.groups.size > 0);
+      } finally {
+        session.reading = false;
+      }
+    })();
+  }
+
+  async #serve(session: FollowedSession, group: Set<Waiter>): Promise<void> {
+    const waiters = [...group];
+    const first = waiters[0];
+    if (first === undefined) return;
+    let limit = 0;
+    let maxBytes: number | undefined;
+    for (const waiter of waiters) {
+      limit = Math.max(limit, waiter.limit);
+      // The smallest byte bound serves them all: a page is "at most", so a shorter one is one.
+      if (waiter.maxBytes !== undefined) maxBytes = Math.min(maxBytes ?? waiter.maxBytes, waiter.maxBytes);
+    }
+    let entries: readonly AgentEventLogEntry[];
+    try {
+      entries = await this.#options.read(session.sessionId, first.after, limit, maxBytes);
+    } catch (error) {
+      for (const waiter of waiters) waiter.settle({ error });
+      return;
+    }
+    if (entries.length === 0) return;
+    for (const waiter of waiters) {
+      waiter.settle({ entries: waiter.limit < entries.length ? entries.slice(0, waiter.limit) : entries });
+    }
+  }
+}
