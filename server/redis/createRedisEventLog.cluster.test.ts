@@ -317,6 +317,25 @@ describeWithRedisCluster('createRedisEventLog on a Redis Cluster', () => {
     expect(sharded).toBe(4);
   });
 
+  it('a follower whose pub/sub connection drops still gets the append made while it was down, and later ones', async () => {
+    const log = open('dropped');
+    const keyPrefix = `cluster${prefixes}:`;
+    const writer = open('dropped-writer', { keyPrefix });
+    const [[master, [sessionId]]] = [...(await sessionsOnEveryMaster(keyPrefix, 1))];
+    const [first] = await writer.append(sessionId!, eventsOf(sessionId!, 1));
+    const following = log.follow(sessionId!, { after: first, limit: 10, timeoutMs: 10_000 });
+    await until('the session is subscribed', async () => (await shardedSubscriptions('dropped')) === 1);
+    const pubSubId = /^id=(\d+)/.exec((await connectionsNamed('dropped')).get(master!)!.find((line) => / flags=P /.test(line))!)![1]!;
+    await adminOf(master!).sendCommand(['CLIENT', 'KILL', 'ID', pubSubId]);
+    // Appended while the connection is gone: no message reaches the follower; it reads once it is back.
+    const [during] = await writer.append(sessionId!, eventsOf(sessionId!, 2).slice(1));
+    expect((await following).map((entry) => entry.cursor)).toEqual([during]);
+    await until('it is subscribed again', async () => (await shardedSubscriptions('dropped')) === 1);
+    const next = log.follow(sessionId!, { after: during, limit: 10, timeoutMs: 10_000 });
+    const [later] = await writer.append(sessionId!, eventsOf(sessionId!, 2).slice(1));
+    expect((await next).map((entry) => entry.cursor)).toEqual([later]);
+  });
+
   it('every script runs on the cluster on one slot: no call is rejected, none fails but NOSCRIPT', async () => {
     const log = open('scripts', { maxEntriesPerSession: 5, maxBytesPerSession: 4_000, exactTrim: true });
     await resetStats();
