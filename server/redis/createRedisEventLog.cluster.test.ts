@@ -45,9 +45,11 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5_
   }
 }
 
+const adminClient = (url: string) => createClient({ url });
+
 describeWithRedisCluster('createRedisEventLog on a Redis Cluster', () => {
   /** A plain connection to each node, by port: what asks one node about itself. */
-  const admins = new Map<number, ReturnType<typeof createClient>>();
+  const admins = new Map<number, ReturnType<typeof adminClient>>();
   /** The master ports, and which master serves each slot. */
   let masters: number[] = [];
   let replicas: number[] = [];
@@ -56,7 +58,7 @@ describeWithRedisCluster('createRedisEventLog on a Redis Cluster', () => {
   beforeAll(async () => {
     cluster = await startRedisCluster();
     for (const node of cluster.nodes) {
-      const admin = createClient({ url: node.url });
+      const admin = adminClient(node.url);
       await admin.connect();
       admins.set(node.port, admin);
     }
@@ -321,11 +323,13 @@ describeWithRedisCluster('createRedisEventLog on a Redis Cluster', () => {
     const log = open('dropped');
     const keyPrefix = `cluster${prefixes}:`;
     const writer = open('dropped-writer', { keyPrefix });
-    const [[master, [sessionId]]] = [...(await sessionsOnEveryMaster(keyPrefix, 1))];
+    const [master, [sessionId]] = [...(await sessionsOnEveryMaster(keyPrefix, 1))][0]!;
     const [first] = await writer.append(sessionId!, eventsOf(sessionId!, 1));
     const following = log.follow(sessionId!, { after: first, limit: 10, timeoutMs: 10_000 });
     await until('the session is subscribed', async () => (await shardedSubscriptions('dropped')) === 1);
-    const pubSubId = /^id=(\d+)/.exec((await connectionsNamed('dropped')).get(master!)!.find((line) => / flags=P /.test(line))!)![1]!;
+    const pubSubId = /^id=(\d+)/.exec(
+      (await connectionsNamed('dropped')).get(master!)!.find((line) => / flags=P /.test(line))!,
+    )![1]!;
     await adminOf(master!).sendCommand(['CLIENT', 'KILL', 'ID', pubSubId]);
     // Appended while the connection is gone: no message reaches the follower; it reads once it is back.
     const [during] = await writer.append(sessionId!, eventsOf(sessionId!, 2).slice(1));

@@ -101,7 +101,7 @@ export function createRedisCaller(options: {
   const isReady = () => (target.kind === 'cluster' ? target.cluster.isReady : target.client.isReady);
   const sendTo = <Reply>(key: string, args: readonly string[]): Promise<Reply> =>
     target.kind === 'cluster'
-      ? target.cluster.sendCommand<Reply>(key, false, args)
+      ? target.cluster.sendCommand<Reply>(key, false, [...args])
       : target.client.sendCommand<Reply>(args);
   let connected = ownedClient === undefined;
   let connecting: Promise<unknown> | undefined;

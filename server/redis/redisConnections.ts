@@ -24,7 +24,7 @@ export interface RedisEventLogClusterClient {
   sendCommand<Reply = unknown>(
     firstKey: string | undefined,
     isReadonly: boolean | undefined,
-    args: ReadonlyArray<string>,
+    args: string[],
   ): Promise<Reply>;
   sSubscribe(channel: string, listener: RedisMessageListener): Promise<void>;
   sUnsubscribe(channel: string, listener?: RedisMessageListener): Promise<void>;
