@@ -386,6 +386,54 @@ describeWithRedisCluster('createRedisEventLog on a Redis Cluster', () => {
     expect(scripted).toBe(sessions.length * 11);
   });
 
+  it('an append lost in a failover (XDEL of the newest entries on the master) is a gap on every shard, never silence', async () => {
+    const prefix = uniquePrefix();
+    const writer = open('lost-writer', { keyPrefix: prefix });
+    const fresh = open('lost-fresh', { keyPrefix: prefix });
+    const sessions = [...(await sessionsOnEveryMaster(prefix, 2)).values()].flat();
+    for (const [index, sessionId] of sessions.entries()) {
+      const key = `${prefix}{${sessionId}}:events`;
+      const cursors = await writer.append(sessionId, eventsOf(sessionId, 5));
+      // The old master acknowledged 3 and 4; the promoted replica never had them.
+      expect(await adminOf(await masterOf(key)).sendCommand(['XDEL', key, cursors[3]!, cursors[4]!])).toBe(2);
+      expect((await rejection(writer.follow(sessionId, { after: cursors[3], limit: 10, timeoutMs: 5_000 }))).code).toBe(
+        'cursor_expired',
+      );
+      // A log that never gave them cannot tell a lost cursor from one past the newest entry, yet.
+      expect((await rejection(fresh.read(sessionId, { after: cursors[4], limit: 10 }))).code).toBe('invalid_cursor');
+      if (index % 2 === 0) {
+        // The log that gave them appends next: its entry follows the lost ones, and wakes the
+        // follower at the newest given cursor; readers before the lost ones get the gap.
+        const waiting = writer.follow(sessionId, { after: cursors[4], limit: 10, timeoutMs: 10_000 });
+        const [next] = await writer.append(sessionId, eventsOf(sessionId, 1));
+        expect((await waiting).map((entry) => entry.cursor)).toEqual([next]);
+        for (const reader of [writer, fresh]) {
+          expect((await reader.read(sessionId, { after: cursors[4], limit: 10 })).map((entry) => entry.cursor)).toEqual(
+            [next],
+          );
+          for (const lost of [2, 3]) {
+            expect((await rejection(reader.read(sessionId, { after: cursors[lost], limit: 10 }))).code).toBe(
+              'cursor_expired',
+            );
+          }
+        }
+      } else {
+        // Another log appends next: its entry follows the last one kept; readers at a lost cursor get the gap.
+        const [next] = await fresh.append(sessionId, eventsOf(sessionId, 1));
+        for (const reader of [writer, fresh]) {
+          for (const lost of [3, 4]) {
+            expect((await rejection(reader.read(sessionId, { after: cursors[lost], limit: 10 }))).code).toBe(
+              'cursor_expired',
+            );
+          }
+          expect((await reader.read(sessionId, { after: cursors[2], limit: 10 })).map((entry) => entry.cursor)).toEqual(
+            [next],
+          );
+        }
+      }
+    }
+  });
+
   it('the cluster refuses a script given keys of two sessions (CROSSSLOT): one slot per script is what it checks', async () => {
     const client = createCluster({ rootNodes: cluster.rootNodes });
     await client.connect();

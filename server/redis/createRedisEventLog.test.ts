@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { createClient } from 'redis';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { describeAgentEventLogContract } from '../../tests/support/eventLogContract';
 import { runEvents } from '../../tests/support/events';
@@ -8,6 +8,7 @@ import { describeWithRedis, startRedisServer, type TestRedisServer } from '../..
 import type { AgentEventLog } from '../AgentEventLog';
 import { AgentEventLogError } from '../AgentEventLogError';
 import { createRedisEventLog, type RedisEventLogOptions } from './index';
+import { compareCursors as compareIds } from './redisCursors';
 
 let redis: TestRedisServer;
 let prefixes = 0;
@@ -149,6 +150,73 @@ describeWithRedis('createRedisEventLog', () => {
     const fresh = await log.append('s1', eventsOf('s1', 2));
     expect((await rejection(log.read('s1', { after: old, limit: 10 }))).code).toBe('cursor_expired');
     expect((await log.read('s1', { after: fresh[0], limit: 10 })).map((entry) => entry.cursor)).toEqual([fresh[1]]);
+  });
+
+  describe('an append lost in a failover (acknowledged, not replicated: XDEL of the newest entries here) is a gap, never silence', () => {
+    async function withLostTail(log: AgentEventLog, keyPrefix: string) {
+      const cursors = await log.append('s1', eventsOf('s1', 5));
+      // The old master acknowledged 3 and 4; the promoted replica never had them.
+      await adminClient.xDel(`${keyPrefix}{s1}:events`, [cursors[3]!, cursors[4]!]);
+      return cursors;
+    }
+
+    it('a reader at a lost cursor gets cursor_expired, before and after the next append; one before it reads on', async () => {
+      const { log, keyPrefix } = open();
+      const cursors = await withLostTail(log, keyPrefix);
+      // At the newest cursor the log gave: nothing after it yet (its next append follows it).
+      expect(await log.read('s1', { after: cursors[4], limit: 10 })).toEqual([]);
+      expect((await rejection(log.read('s1', { after: cursors[3], limit: 10 }))).code).toBe('cursor_expired');
+      expect((await rejection(log.follow('s1', { after: cursors[3], limit: 10, timeoutMs: 5_000 }))).message).toContain(
+        'lost',
+      );
+      // Another host's log never gave them: past the newest is all it can tell, until an append.
+      const other = createRedisEventLog({ url: redis.url, keyPrefix });
+      opened.push(other);
+      expect((await rejection(other.read('s1', { after: cursors[4], limit: 10 }))).code).toBe('invalid_cursor');
+      const [next] = await other.append('s1', eventsOf('s1', 1));
+      // The new entry follows cursors[2]: a reader at 3 or 4 is not in the chain.
+      for (const log_ of [log, other]) {
+        for (const index of [3, 4]) {
+          expect((await rejection(log_.read('s1', { after: cursors[index], limit: 10 }))).code).toBe('cursor_expired');
+        }
+        expect((await log_.read('s1', { after: cursors[2], limit: 10 })).map((entry) => entry.cursor)).toEqual([next]);
+      }
+    });
+
+    it('the log that gave the lost entries chains its next append to them: readers before them get cursor_expired, one at the newest reads on', async () => {
+      const { log, keyPrefix } = open();
+      const cursors = await withLostTail(log, keyPrefix);
+      const reader = createRedisEventLog({ url: redis.url, keyPrefix });
+      opened.push(reader);
+      // A follower at the newest given cursor waits; the append after the failover wakes it.
+      const waiting = log.follow('s1', { after: cursors[4], limit: 10, timeoutMs: 10_000 });
+      const [next] = await log.append('s1', eventsOf('s1', 1));
+      expect((await waiting).map((entry) => entry.cursor)).toEqual([next]);
+      expect(compareIds(next!, cursors[4]!)).toBeGreaterThan(0);
+      expect((await reader.read('s1', { after: cursors[4], limit: 10 })).map((entry) => entry.cursor)).toEqual([next]);
+      // Readers at 2 or 3 would miss 3 or 4: a gap, for read and follow, on every log.
+      for (const log_ of [log, reader]) {
+        for (const index of [2, 3]) {
+          expect((await rejection(log_.read('s1', { after: cursors[index], limit: 10 }))).code).toBe('cursor_expired');
+          expect(
+            (await rejection(log_.follow('s1', { after: cursors[index], limit: 10, timeoutMs: 5_000 }))).code,
+          ).toBe('cursor_expired');
+        }
+        expect((await log_.read('s1', { after: cursors[1], limit: 1 })).map((entry) => entry.cursor)).toEqual([
+          cursors[2],
+        ]);
+      }
+    });
+
+    it('a deleted entry in the middle is a gap for the reader before it only', async () => {
+      const { log, keyPrefix } = open();
+      const cursors = await log.append('s1', eventsOf('s1', 4));
+      await adminClient.xDel(`${keyPrefix}{s1}:events`, [cursors[2]!]);
+      expect((await rejection(log.read('s1', { after: cursors[1], limit: 10 }))).code).toBe('cursor_expired');
+      expect((await log.read('s1', { after: cursors[2], limit: 10 })).map((entry) => entry.cursor)).toEqual([
+        cursors[3],
+      ]);
+    });
   });
 
   it('cursors are stream ids: other spellings of the same id read the same; ids out of range are invalid_cursor', async () => {

@@ -4,6 +4,7 @@ import type { AgentEvent } from '../../protocol/eventSchemas';
 import type { AgentCommandRecord, AgentEventLog, AgentEventLogEntry, AgentSessionSnapshot } from '../AgentEventLog';
 import { AgentEventLogError } from '../AgentEventLogError';
 import { RedisFollowers } from './RedisFollowers';
+import { RedisSeenCursors } from './RedisSeenCursors';
 import { RedisShardedFollowers } from './RedisShardedFollowers';
 import { CONNECT_TIMEOUT_MS, createRedisCaller, type RedisCaller } from './redisCaller';
 import {
@@ -82,6 +83,8 @@ export interface RedisEventLogOptions {
 }
 
 const BLOCK_WINDOW_MS = 1_000;
+/** Sessions whose newest cursor a log remembers, to tell entries a failover lost (a few hundred KB at most). */
+const SEEN_SESSIONS = 10_000;
 /** setTimeout fires at once for a delay past 2^31 - 1 ms: a longer wait is capped there (~24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -211,6 +214,7 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
   const { target } = caller;
   const subscriber = createRedisSubscriber(caller);
   const onClose = new Set<() => void>();
+  const seen = new RedisSeenCursors(SEEN_SESSIONS);
 
   function cursorOf(sessionId: string, cursor: string): string {
     const canonical = canonicalCursor(cursor);
@@ -248,6 +252,21 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
         `Entries after cursor ${after} of session ${sessionId} were dropped (trimmed, or the session expired)`,
       );
     }
+    // Past the stream's newest entry, but the newest this log gave: a failover lost the entries
+    // up to it (Redis replicates after it acknowledges). This log's next append follows it,
+    // so its reader misses nothing yet; another log's append would not, and that reads as lost.
+    if (reply[0] === 'invalid' && canonical !== undefined && seen.newest(sessionId) === canonical) return [];
+    // A cursor the stream no longer has, before what this log gave, or not in the chain: the
+    // reader would miss lost entries. A gap, as for trimmed entries, never silence.
+    if (
+      reply[0] === 'lost' ||
+      (reply[0] === 'invalid' && canonical !== undefined && seen.given(sessionId, canonical))
+    ) {
+      throw new AgentEventLogError(
+        'cursor_expired',
+        `Cursor ${after} of session ${sessionId} is no longer in the log: entries it had were lost (a Redis failover drops what the old master had not replicated)`,
+      );
+    }
     if (reply[0] === 'invalid') {
       throw new AgentEventLogError(
         'invalid_cursor',
@@ -257,7 +276,10 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
     if (limit < 1) return [];
     const entries = parseStreamEntries(key, reply[1]);
     const newest = entries.at(-1);
-    if (newest !== undefined) followers.saw(sessionId, newest.cursor);
+    if (newest !== undefined) {
+      seen.saw(sessionId, newest.cursor);
+      followers.saw(sessionId, newest.cursor);
+    }
     return entries;
   }
 
@@ -281,12 +303,21 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
         `append to ${key}`,
         APPEND_SCRIPT,
         [key, keys.snapshot(sessionId), batchKey],
-        [trim, maxEntries, ttlSeconds, String(maxSessionBytes), wakeChannel(sessionId), ...payloads],
+        [
+          trim,
+          maxEntries,
+          ttlSeconds,
+          String(maxSessionBytes),
+          wakeChannel(sessionId),
+          seen.newest(sessionId) ?? '',
+          ...payloads,
+        ],
         true,
       );
       if (!Array.isArray(ids) || ids.length !== events.length || !ids.every((id) => typeof id === 'string')) {
         throw new AgentEventLogError('unavailable', `Redis answered an append to ${key} without its ids`);
       }
+      seen.saw(sessionId, ids.at(-1) as string);
       return ids as string[];
     },
 

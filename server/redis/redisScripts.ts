@@ -45,23 +45,40 @@ end
  * dropped connection) answers them instead of appending twice. With a channel, the newest id
  * is published there (`SPUBLISH`: the channel carries the session's hash tag, so it is on the
  * stream's shard), which wakes the session's followers on a cluster.
+ *
+ * `seen` is the newest id the appending log gave or read for the session. When it is newer
+ * than the stream's newest entry, entries the log had given are gone: a failover lost writes
+ * the old master acknowledged but had not replicated (or someone deleted them). The batch
+ * then chains to `seen`, with ids after it, so a reader before the lost entries gets
+ * `cursor_expired` instead of missing them, and one at `seen` reads on.
  * KEYS: stream, snapshot, batch. ARGV: trim ('~' or '='), maxlen, ttl seconds, max bytes,
- * channel ('' for none), event JSON...
+ * channel ('' for none), seen ('' for none), event JSON...
  */
-export const APPEND_SCRIPT = script(`${FIELD}
+export const APPEND_SCRIPT = script(`${NEWER}${FIELD}
 local done = redis.call('GET', KEYS[3])
 if done then return cjson.decode(done) end
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = '0-0'
 local at = 0
+local id = '*'
 if #last > 0 then
   prev = last[1][1]
   at = tonumber(field(last[1][2], 'at') or '0') or 0
+  if ARGV[6] ~= '' and newer(ARGV[6], prev) then
+    prev = ARGV[6]
+    local ms, seq = string.match(prev, '^(%d+)-(%d+)$')
+    local now = redis.call('TIME')
+    -- '*' gives an id after the stream's newest entry, not after the lost ones, unless the clock is past them.
+    if tonumber(ms) >= tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) then
+      id = ms .. '-' .. string.format('%d', tonumber(seq) + 1)
+    end
+  end
 end
 local ids = {}
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   at = at + #ARGV[i]
-  prev = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[2], '*', 'prev', prev, 'at', string.format('%d', at), 'event', ARGV[i])
+  prev = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[2], id, 'prev', prev, 'at', string.format('%d', at), 'event', ARGV[i])
+  id = '*'
   ids[#ids + 1] = prev
 end
 -- Entries that start before 'from' are past the byte bound (the snapshot counts too).
@@ -95,7 +112,8 @@ return ids
 
 /**
  * Reads entries after a cursor and says whether the read is whole. Answers
- * {'ok', entries}, {'expired'} or {'invalid'}. With a byte bound, reads in small XRANGE
+ * {'ok', entries}, {'expired'}, {'lost'} (the entry after the cursor does not follow it: the
+ * cursor is no longer an entry of the stream, lost in a failover) or {'invalid'}. With a byte bound, reads in small XRANGE
  * pages and stops before the entry that would pass it (one entry at least).
  * KEYS: stream. ARGV: after (canonical id, or '' for the oldest retained entry), count, max bytes ('' for none).
  */
@@ -133,10 +151,13 @@ if #entries == 0 then
   return {'ok', entries}
 end
 local prev = field(entries[1][2], 'prev')
+if prev == nil or prev == after then return {'ok', entries} end
 -- The entry before the first one returned is newer than the cursor: it was trimmed. '0-0':
 -- the cursor is older than the stream itself (the session expired and started again).
-if prev ~= nil and (prev == '0-0' or newer(prev, after)) then return {'expired'} end
-return {'ok', entries}
+if prev == '0-0' or newer(prev, after) then return {'expired'} end
+-- Older: the cursor is not in the chain. An append after a failover chained to the entry
+-- before the ones the old master lost.
+return {'lost'}
 `);
 
 /** KEYS: snapshot hash. ARGV: cursor (canonical), state JSON, ttl seconds. Answers 1 when saved. */
