@@ -100,7 +100,15 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, failure: 
  * await log.close();
  * await cluster.stop();
  */
-export async function startRedisCluster(): Promise<TestRedisCluster> {
+export async function startRedisCluster(
+  options: {
+    /**
+     * `cluster-node-timeout`: how long a master may not answer before its replica takes over
+     * (Redis's default is 15,000 ms; a failover test wants 1,000 or so).
+     */
+    nodeTimeoutMs?: number;
+  } = {},
+): Promise<TestRedisCluster> {
   const directory = await mkdtemp(join(tmpdir(), 'agent-machines-cluster-'));
   const children: ChildProcess[] = [];
   let output = '';
@@ -158,6 +166,7 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
           join(directory, `nodes-${port}.conf`),
           '--dir',
           directory,
+          ...(options.nodeTimeoutMs === undefined ? [] : ['--cluster-node-timeout', String(options.nodeTimeoutMs)]),
         ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
