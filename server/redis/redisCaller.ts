@@ -12,6 +12,8 @@ import { type RedisScript, runScript } from './redisScripts';
 export const CONNECT_TIMEOUT_MS = 5_000;
 /** How long a call whose connection was dropped waits for the client to reconnect, to run again. */
 export const RECONNECT_WAIT_MS = 1_000;
+/** How long a command a migrating slot answered TRYAGAIN waits before it is sent again. */
+const TRY_AGAIN_MS = 10;
 
 /** Where a log's commands go: one Redis, or a Redis Cluster that routes each by its key. */
 export type RedisTarget =
@@ -160,15 +162,33 @@ export function createRedisCaller(options: {
   const connectionLost = (error: unknown) =>
     error instanceof Error && !isRedisReply(error) && !error.message.startsWith('no answer within');
 
+  /**
+   * `run`, sent again while a cluster node answers TRYAGAIN (a multi-key command or script on a
+   * slot being migrated, whose keys are split between two nodes or not all there yet; the
+   * command did not run), every 10 ms, within the command timeout.
+   */
+  async function tryAgain<Reply>(run: () => Promise<Reply>): Promise<Reply> {
+    const deadline = Date.now() + commandTimeoutMs;
+    for (;;) {
+      try {
+        return await bounded(run);
+      } catch (error) {
+        const migrating = error instanceof Error && isRedisReply(error) && error.message.startsWith('TRYAGAIN');
+        if (!migrating || closed || Date.now() >= deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_MS));
+      }
+    }
+  }
+
   async function call<Reply>(what: string, run: () => Promise<Reply>, idempotent = false): Promise<Reply> {
     if (closed) throw closedError(what);
     try {
       await ensureConnected();
-      return await bounded(run);
+      return await tryAgain(run);
     } catch (error) {
       if (!idempotent || closed || !connectionLost(error) || !(await reconnected())) throw toError(what, error);
       try {
-        return await bounded(run);
+        return await tryAgain(run);
       } catch (again) {
         throw toError(what, again);
       }
