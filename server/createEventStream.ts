@@ -16,15 +16,18 @@ export interface EventStreamOptions {
   runs?: StreamRunSelection;
   /** What the stream writes: its frames, and its last frames when it is refused, dropped or the log fails. */
   wire: EventStreamWire;
-  /** Entries read from the log at once; one queued chunk holds at most this many frames. */
+  /** Entries read from the log (or the feed) at once. */
   pageSize: number;
-  /** Bytes of frames queued for a reader that does not read, before reading from the log stops. */
+  /**
+   * Bytes of frames queued for a reader that does not read, before reading from the log stops;
+   * one queued chunk holds about this many at most (one frame at least).
+   */
   maxQueuedBytes: number;
   /** Ends the stream (the request's signal: the client went away). */
   signal?: AbortSignal | undefined;
   /** A comment line after this much silence, so proxies and the client's idle timeout keep the stream. */
   heartbeatMs: number;
-  /** A reader whose queue stays full this long is dropped with its cursor. */
+  /** A reader that takes nothing from its full queue for this long is dropped with its cursor. */
   slowReaderMs: number;
   /**
    * Called after `heartbeatMs` without an event of interest, with the run the stream waits on
@@ -46,10 +49,13 @@ const KEEP_ALIVE = ': keep-alive\n\n';
 /**
  * A session's log as a server-sent event stream, in the frames of `wire`: the host's own
  * (one frame per event with `id:` = its cursor) or the AI SDK's UI message stream. The
- * stream pulls from the log only as fast as its reader takes frames: at most
- * `maxQueuedBytes` of frames wait for a reader, and one that keeps them waiting for
- * `slowReaderMs` gets the wire's `dropped` frames (the host's carry its cursor) and the
- * stream ends, so a slow client never makes the host buffer without bound, and resumes.
+ * stream pulls from the log only as fast as its reader takes frames, in chunks of about
+ * `maxQueuedBytes` at most: a reader that keeps reading is never dropped, however far behind
+ * the live edge it is and however slowly it reads (it reads the log page by page at its own
+ * pace, and the session's feed again once it caught up). At most `maxQueuedBytes` of frames
+ * wait for a reader, and one that takes none of them for `slowReaderMs` gets the wire's
+ * `dropped` frames (the host's carry its cursor) and the stream ends, so a client that stops
+ * reading never makes the host buffer without bound, and resumes.
  */
 export function createEventStream(options: EventStreamOptions): ReadableStream<Uint8Array> {
   const { feed, wire } = options;
@@ -61,6 +67,9 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
   let delivered = options.after;
   let lastWrite = options.now();
   let dropTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The page being written: its entries from `next` on are not framed yet (they wait for the next pull). */
+  let page: readonly EncodedEntry[] = [];
+  let next = 0;
   let finished = false;
   const { reauthorize } = options;
   // 0 (or less) is no periodic check, never a check at every read.
@@ -84,11 +93,17 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
     return Math.max(0, Math.min(options.heartbeatMs, authorizedAt + reauthorizeMs - options.now()));
   }
 
-  /** Frames of the entries this reader wants; `ended` once the run it follows has ended. */
-  function framesOf(entries: readonly EncodedEntry[]): { text: string; ended: boolean } {
+  /**
+   * Frames of the page's next entries this reader wants, about `maxQueuedBytes` at most (one
+   * frame at least): the rest of the page waits for the next pull. `ended` once the run it
+   * follows has ended.
+   */
+  function nextFrames(): { text: string; ended: boolean } {
     let text = '';
     let ended = false;
-    for (const entry of entries) {
+    while (next < page.length && text.length < options.maxQueuedBytes) {
+      const entry = page[next] as EncodedEntry;
+      next += 1;
       after = entry.cursor;
       if (!runs.shows(entry)) continue;
       text += wire.frameOf(entry);
@@ -124,23 +139,47 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
       finish(controller);
       return;
     }
-    if ((controller.desiredSize ?? 1) <= 0 && dropTimer === undefined) {
-      dropTimer = setTimeout(() => finish(controller, wire.dropped(delivered)), options.slowReaderMs);
-    }
+    if ((controller.desiredSize ?? 1) <= 0 && dropTimer === undefined) watch(controller);
+  }
+
+  /**
+   * Drops the reader once it took nothing from its full queue for `slowReaderMs`: one that
+   * took something meanwhile (its queue shrank) is watched again from then, so a reader that
+   * keeps reading, however slowly, stays.
+   */
+  function watch(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    const queued = controller.desiredSize ?? 0;
+    dropTimer = setTimeout(() => {
+      if ((controller.desiredSize ?? 0) > queued) {
+        watch(controller);
+        return;
+      }
+      finish(controller, wire.dropped(delivered));
+    }, options.slowReaderMs);
   }
 
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
         options.signal?.addEventListener('abort', () => finish(controller), { once: true });
-        const { text, ended } = framesOf(options.firstPage);
+        page = options.firstPage;
+        const { text, ended } = nextFrames();
         write(controller, wire.opening() + text, ended);
       },
       async pull(controller) {
         clearTimeout(dropTimer);
         dropTimer = undefined;
         while (!finished) {
-          let page: readonly EncodedEntry[];
+          if (next < page.length) {
+            const { text, ended } = nextFrames();
+            if (text !== '' || ended) {
+              write(controller, text, ended);
+              return;
+            }
+            continue;
+          }
+          page = [];
+          next = 0;
           try {
             page = await feed.read(after, options.pageSize, waitMs(), stop.signal, options.catchUp);
           } catch {
@@ -161,7 +200,7 @@ export function createEventStream(options: EventStreamOptions): ReadableStream<U
             await options.onIdle(runs.last).catch(() => {});
             return;
           }
-          const { text, ended } = framesOf(page);
+          const { text, ended } = nextFrames();
           if (text !== '' || ended) {
             write(controller, text, ended);
             return;
