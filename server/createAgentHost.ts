@@ -91,9 +91,15 @@ export interface AgentHostOptions {
    * behind waits its turn. Default 32.
    */
   maxCatchUpReaders?: number;
-  /** Bytes of frames queued for a reader that does not read before the host stops reading for it. Default 1 MiB. */
+  /**
+   * Bytes of frames queued for a reader that does not read before the host stops reading for
+   * it; frames go out in chunks of about this size at most. Default 1 MiB.
+   */
   maxQueuedBytes?: number;
-  /** A reader whose queue stays full this long is dropped with its cursor. Default 30 000 ms. */
+  /**
+   * A reader that takes nothing from its full queue for this long is dropped with its cursor;
+   * one that keeps reading, however slowly and however far behind, is not. Default 30 000 ms.
+   */
   slowReaderMs?: number;
   /**
    * How often an open event stream asks `authorize` again (`action: 'read'`, with the request
