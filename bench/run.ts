@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { bundleSize, statedBundles } from '../scripts/bundleSize';
+import { redisClusterAvailable } from '../tests/support/redisCluster';
 import {
   TOKEN_COST_LIST_NAMES,
   TOKEN_COST_LISTS,
@@ -21,6 +22,7 @@ import {
   measureCheckpointOverhead,
 } from './checkpointOverhead';
 import { AGUI_CLIENT_PIPELINE, floor, PIPELINES } from './pipelines';
+import { type RedisClusterReport, redisClusterSection, redisClusterTarget } from './redisClusterReport';
 import { type ServerLoadReport, serverLoadSection, serverLoadTarget } from './serverLoadReport';
 import { createWorkload, encodeAgUI, encodeOpenAI, encodeUIMessageStream, storeWithEntities } from './workload';
 
@@ -326,6 +328,31 @@ const serverLoad = JSON.parse(
 ) as ServerLoadReport[];
 console.log('measured the agent host under load');
 
+// The host over a Redis Cluster: 1 then 2 host processes with 400 readers, and a failover.
+const benchScript = async (file: string, args: string[]) =>
+  JSON.parse(
+    (
+      await execFileAsync(
+        process.execPath,
+        ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL(file, import.meta.url)), ...args],
+        { maxBuffer: 1 << 20 },
+      )
+    ).stdout,
+  ) as unknown;
+let redisCluster: RedisClusterReport | undefined;
+if (redisClusterAvailable()) {
+  const scaleOut: ServerLoadReport[] = [];
+  for (const hosts of [1, 2]) {
+    const args = ['--json', '--modes', 'redis-cluster', '--clients', '400', '--cluster-hosts', String(hosts)];
+    scaleOut.push(...((await benchScript('./server.ts', args)) as ServerLoadReport[]));
+  }
+  const failover = (await benchScript('./redisClusterFailover.ts', ['--json'])) as RedisClusterReport['failover'];
+  redisCluster = { scaleOut, failover };
+  console.log('measured the host over a Redis Cluster');
+} else {
+  console.log('skipped the Redis Cluster figures: no redis-server 7 and redis-cli on the PATH');
+}
+
 // Report.
 const fmt = (value: number, digits = 1) => value.toFixed(digits);
 const lines: string[] = [];
@@ -442,6 +469,7 @@ if (tokenCost === undefined) {
     );
 }
 lines.push('', ...serverLoadSection(serverLoad));
+lines.push('', ...redisClusterSection(redisCluster));
 lines.push('', '## Bundle size (esbuild, minified, gzip, browser)', '');
 lines.push('| entry | KB |', '|---|---|');
 for (const [name, size] of bundles) {
@@ -494,6 +522,7 @@ if (tokenCost !== undefined) {
   );
 }
 lines.push(serverLoadTarget(serverLoad));
+lines.push(redisClusterTarget(redisCluster));
 
 const report = `${lines.join('\n')}\n`;
 writeFileSync(new URL('./RESULTS.md', import.meta.url), report);

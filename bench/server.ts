@@ -1,17 +1,19 @@
 // The agent host under load: one run of about 5,000 events followed live by 200 SSE clients
-// on one host, with a memory log and with a Redis log. The host runs in a process of its own
+// on one host, with a memory log and with a Redis log, and on two hosts over a Redis Cluster
+// (three masters, three replicas), the clients spread over both. A host runs in a process of its own
 // (bench/serverHost.ts), so its memory is its own; the clients run in one or more other
 // processes (bench/serverClientProcess.ts). Every client's final state must equal the host's
 // state of the session, every event arrive once and in order, or the bench throws.
 //
 // Alone: node --expose-gc --import tsx bench/server.ts [--clients 200] [--events 5000]
-//   [--burst-size 10] [--burst-ms 10] [--client-processes 1] [--modes memory,redis] [--json]
-//   [--host-cpu-prof <dir>]
+//   [--burst-size 10] [--burst-ms 10] [--client-processes 1] [--modes memory,redis,redis-cluster]
+//   [--cluster-hosts 2] [--json] [--host-cpu-prof <dir>]
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { createClient } from 'redis';
+import { redisClusterAvailable, startRedisCluster, type TestRedisCluster } from '../tests/support/redisCluster';
 import { redisServerAvailable, startRedisServer, type TestRedisServer } from '../tests/support/redisServer';
 import type { ClientProcessMessage, ClientProcessRequest, LoadClientSummary } from './serverClientProcess';
 import type { HostMessage, HostRequest } from './serverHost';
@@ -38,8 +40,10 @@ export interface ServerLoadOptions {
   burstMs?: number;
   /** Processes the clients are spread over. Default 1. */
   clientProcesses?: number;
-  /** Default: both, Redis only where `redis-server` is on the PATH. */
+  /** Default: all three, Redis only where `redis-server` is on the PATH, the cluster where `redis-cli` is too. */
   modes?: readonly ServerLoadMode[];
+  /** Host processes over the Redis Cluster, the clients spread over them. Default 2. */
+  clusterHosts?: number;
   /** Write a V8 CPU profile of each host process into this directory. */
   hostCpuProfileDir?: string;
 }
@@ -52,20 +56,25 @@ const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 type HostProcess = BenchProcess<HostRequest, HostMessage>;
 type ClientProcess = BenchProcess<ClientProcessRequest, ClientProcessMessage>;
 
-/** Counts Redis's connections (but its own) and reads its CPU time. */
-async function openRedisSampler(url: string) {
-  const client = createClient({ url, name: SAMPLER_NAME });
-  await client.connect();
-  const connections = async () => {
-    const list = String(await client.sendCommand(['CLIENT', 'LIST']));
-    return list.split('\n').filter((line) => line.trim() !== '' && !line.includes(`name=${SAMPLER_NAME}`)).length;
-  };
-  const cpuMs = async () => {
-    const info = String(await client.sendCommand(['INFO', 'cpu']));
-    const seconds = (field: string) => Number(new RegExp(`${field}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
-    return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1000;
-  };
-  return { connections, cpuMs, close: () => client.close() };
+/** Counts the connections of Redis, or of every node of a cluster (but its own), and reads their CPU time. */
+async function openRedisSampler(urls: readonly string[]) {
+  const clients = urls.map((url) => createClient({ url, name: SAMPLER_NAME }));
+  await Promise.all(clients.map((client) => client.connect()));
+  const sum = async (of: (client: (typeof clients)[number]) => Promise<number>) =>
+    (await Promise.all(clients.map(of))).reduce((total, value) => total + value, 0);
+  const connections = () =>
+    sum(async (client) => {
+      const list = String(await client.sendCommand(['CLIENT', 'LIST']));
+      // A cluster node's bus links are not clients: CLIENT LIST lists the clients only.
+      return list.split('\n').filter((line) => line.trim() !== '' && !line.includes(`name=${SAMPLER_NAME}`)).length;
+    });
+  const cpuMs = () =>
+    sum(async (client) => {
+      const info = String(await client.sendCommand(['INFO', 'cpu']));
+      const seconds = (field: string) => Number(new RegExp(`${field}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
+      return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1000;
+    });
+  return { connections, cpuMs, close: () => Promise.all(clients.map((client) => client.close())) };
 }
 
 /** The machine's CPU time so far, idle and in all, in jiffies; undefined where there is no /proc/stat. */
@@ -119,7 +128,7 @@ async function answerOf<Type extends ClientProcessMessage['type']>(
  * client's final state against the host's.
  */
 async function followRun(
-  url: string,
+  urls: readonly string[],
   sessionId: string,
   provider: string,
   clients: number,
@@ -127,14 +136,22 @@ async function followRun(
   processes: readonly ClientProcess[],
 ): Promise<FollowedRun> {
   const runId = `${sessionId}-run`;
-  const options = { url, sessionId, runId, expectedEvents: events, timeoutMs: CLIENT_TIMEOUT_MS };
+  const url = urls[0] as string;
+  // Client process i reads from host i modulo the hosts: the run is started on the first.
+  const optionsOf = (index: number) => ({
+    url: urls[index % urls.length] as string,
+    sessionId,
+    runId,
+    expectedEvents: events,
+    timeoutMs: CLIENT_TIMEOUT_MS,
+  });
   const shares = processes.map((_, index) => Math.floor((clients + index) / processes.length));
   const followed = processes.map((clientProcess) => answerOf(clientProcess, 'followed'));
   // Awaited below; a process that fails while the others connect is reported through `connected`.
   for (const answer of followed) answer.catch(() => {});
   const connected = processes.map((clientProcess) => answerOf(clientProcess, 'connected'));
   processes.forEach((clientProcess, index) => {
-    clientProcess.send({ type: 'follow', clients: shares[index] as number, options });
+    clientProcess.send({ type: 'follow', clients: shares[index] as number, options: optionsOf(index) });
   });
   await Promise.all(connected);
   await postRun(url, sessionId, { provider, runId, input: { prompt: 'Write a long answer.' } });
@@ -169,15 +186,22 @@ function percentile(sorted: Float64Array, fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] as number;
 }
 
-type ResolvedOptions = Required<Omit<ServerLoadOptions, 'hostCpuProfileDir'>> & {
+type ResolvedOptions = Required<Omit<ServerLoadOptions, 'hostCpuProfileDir' | 'clusterHosts'>> & {
   hostCpuProfileDir: string | undefined;
 };
 
-async function measureMode(mode: ServerLoadMode, options: ResolvedOptions): Promise<ServerLoadReport> {
+async function measureMode(
+  mode: ServerLoadMode,
+  options: ResolvedOptions,
+  hostCount: number,
+): Promise<ServerLoadReport> {
   let redis: TestRedisServer | undefined;
+  let cluster: TestRedisCluster | undefined;
   let sampler: Awaited<ReturnType<typeof openRedisSampler>> | undefined;
-  let host: HostProcess | undefined;
+  const hosts: HostProcess[] = [];
   const clientProcesses: ClientProcess[] = [];
+  // Every host has a client process of its own at least.
+  const clientProcessCount = Math.max(options.clientProcesses, hostCount);
   try {
     const env: Record<string, string> = {
       LOAD_DELTAS: String(options.events - FRAME_EVENTS),
@@ -187,24 +211,34 @@ async function measureMode(mode: ServerLoadMode, options: ResolvedOptions): Prom
     };
     if (mode === 'redis') {
       redis = await startRedisServer();
-      sampler = await openRedisSampler(redis.url);
+      sampler = await openRedisSampler([redis.url]);
       env.LOAD_REDIS_URL = redis.url;
     }
+    if (mode === 'redis-cluster') {
+      cluster = await startRedisCluster();
+      sampler = await openRedisSampler(cluster.nodes.map((node) => node.url));
+      env.LOAD_REDIS_CLUSTER_NODES = cluster.rootNodes.map((node) => node.url).join(',');
+    }
     const profile = options.hostCpuProfileDir;
-    host = forkBenchScript<HostRequest, HostMessage>('serverHost.ts', {
-      env,
-      execArgv: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile],
-    });
-    for (let index = 0; index < options.clientProcesses; index += 1) {
+    for (let index = 0; index < hostCount; index += 1) {
+      hosts.push(
+        forkBenchScript<HostRequest, HostMessage>('serverHost.ts', {
+          env,
+          execArgv: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile],
+        }),
+      );
+    }
+    for (let index = 0; index < clientProcessCount; index += 1) {
       clientProcesses.push(forkBenchScript<ClientProcessRequest, ClientProcessMessage>('serverClientProcess.ts'));
     }
-    const [{ url }] = await Promise.all([
-      host.next('ready'),
+    const [ready] = await Promise.all([
+      Promise.all(hosts.map((host) => host.next('ready'))),
       ...clientProcesses.map((clientProcess) => clientProcess.next('ready')),
     ]);
+    const urls = ready.map((message) => message.url);
     // A short run first, so the host and the clients are measured warm, not compiling.
     const warmup = await followRun(
-      url,
+      urls,
       'warmup',
       'warmup',
       WARMUP.clients,
@@ -213,9 +247,13 @@ async function measureMode(mode: ServerLoadMode, options: ResolvedOptions): Prom
     );
     if (warmup.failures.length > 0) throw new Error(`Warm-up (${mode}): ${warmup.failures.slice(0, 10).join('\n')}`);
 
-    const baselineTaken = host.next('baseline');
-    host.send({ type: 'baseline' });
-    await baselineTaken;
+    await Promise.all(
+      hosts.map((host) => {
+        const baselineTaken = host.next('baseline');
+        host.send({ type: 'baseline' });
+        return baselineTaken;
+      }),
+    );
     const redisCpuBefore = await sampler?.cpuMs();
     let redisConnections = 0;
     const sampleRedis = () =>
@@ -227,12 +265,24 @@ async function measureMode(mode: ServerLoadMode, options: ResolvedOptions): Prom
         .catch(() => {});
     const watchRedis = sampler && setInterval(sampleRedis, REDIS_SAMPLE_MS);
     const machineBefore = machineCpuTimes();
-    const run = await followRun(url, 'load', 'load', options.clients, options.events, clientProcesses);
+    const run = await followRun(urls, 'load', 'load', options.clients, options.events, clientProcesses);
     const machineAfter = machineCpuTimes();
     clearInterval(watchRedis);
-    const reported = host.next('report');
-    host.send({ type: 'report' });
-    const report = await reported;
+    const reports = await Promise.all(
+      hosts.map((host) => {
+        const reported = host.next('report');
+        host.send({ type: 'report' });
+        return reported;
+      }),
+    );
+    // The hosts together: their memory added up, their CPU time too.
+    const total = (of: (report: (typeof reports)[number]) => number) =>
+      reports.reduce((sum, report) => sum + of(report), 0);
+    const report = {
+      baseline: { rss: total((one) => one.baseline.rss), heapUsed: total((one) => one.baseline.heapUsed) },
+      peak: { rss: total((one) => one.peak.rss), heapUsed: total((one) => one.peak.heapUsed) },
+      cpuMs: total((one) => one.cpuMs),
+    };
     const redisCpuAfter = await sampler?.cpuMs();
     await sampleRedis();
     if (run.failures.length > 0) {
@@ -247,8 +297,9 @@ async function measureMode(mode: ServerLoadMode, options: ResolvedOptions): Prom
     return {
       mode,
       cores: os.cpus().length,
+      hostProcesses: hostCount,
       clients: options.clients,
-      clientProcesses: options.clientProcesses,
+      clientProcesses: clientProcessCount,
       eventsPerClient: options.events,
       totalEvents: latencies.length,
       burstSize: options.burstSize,
@@ -276,9 +327,10 @@ async function measureMode(mode: ServerLoadMode, options: ResolvedOptions): Prom
     };
   } finally {
     await Promise.all(clientProcesses.map((clientProcess) => clientProcess.close({ type: 'close' })));
-    await host?.close({ type: 'close' });
+    await Promise.all(hosts.map((host) => host.close({ type: 'close' })));
     await sampler?.close();
     await redis?.stop();
+    await cluster?.stop();
   }
 }
 
@@ -290,7 +342,13 @@ export async function measureServerLoad(options: ServerLoadOptions = {}): Promis
     burstSize: options.burstSize ?? 10,
     burstMs: options.burstMs ?? 10,
     clientProcesses: options.clientProcesses ?? 1,
-    modes: options.modes ?? (redisServerAvailable() ? ['memory', 'redis'] : ['memory']),
+    modes:
+      options.modes ??
+      (redisClusterAvailable()
+        ? ['memory', 'redis', 'redis-cluster']
+        : redisServerAvailable()
+          ? ['memory', 'redis']
+          : ['memory']),
     hostCpuProfileDir: options.hostCpuProfileDir,
   };
   if (resolved.events <= FRAME_EVENTS) throw new RangeError(`events must be above ${FRAME_EVENTS}`);
@@ -299,7 +357,7 @@ export async function measureServerLoad(options: ServerLoadOptions = {}): Promis
   }
   const reports: ServerLoadReport[] = [];
   for (const mode of resolved.modes) {
-    reports.push(await measureMode(mode, resolved));
+    reports.push(await measureMode(mode, resolved, mode === 'redis-cluster' ? (options.clusterHosts ?? 2) : 1));
     gc();
   }
   return reports;
@@ -318,6 +376,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     ['burstSize', 'burst-size'],
     ['burstMs', 'burst-ms'],
     ['clientProcesses', 'client-processes'],
+    ['clusterHosts', 'cluster-hosts'],
   ] as const) {
     const value = argument(name);
     if (value !== undefined) options[key] = Number(value);

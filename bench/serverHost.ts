@@ -3,7 +3,8 @@
 // with an IPC channel; says `ready` with its URL once it listens, then answers `baseline`
 // (collect, sample, start watching), `report` (the peak since the baseline and the CPU time
 // used) and `close`.
-// Environment: LOAD_DELTAS, LOAD_WARMUP_DELTAS, LOAD_BURST_SIZE, LOAD_BURST_MS, and LOAD_REDIS_URL for a Redis log.
+// Environment: LOAD_DELTAS, LOAD_WARMUP_DELTAS, LOAD_BURST_SIZE, LOAD_BURST_MS, and LOAD_REDIS_URL for a Redis
+// log or LOAD_REDIS_CLUSTER_NODES (node URLs, comma-separated) for a Redis Cluster log.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -76,9 +77,15 @@ async function* burstyAnswer(count: number, signal: AbortSignal): AsyncGenerator
 // bound must not be what the bench measures.
 const maxEntriesPerSession = Math.max(10_000, deltas * 2);
 const log: AgentEventLog =
-  env.LOAD_REDIS_URL === undefined
-    ? createMemoryEventLog({ maxEntriesPerSession })
-    : createRedisEventLog({ url: env.LOAD_REDIS_URL, keyPrefix: 'bench:', maxEntriesPerSession });
+  env.LOAD_REDIS_CLUSTER_NODES !== undefined
+    ? createRedisEventLog({
+        cluster: { rootNodes: env.LOAD_REDIS_CLUSTER_NODES.split(',').map((url) => ({ url })) },
+        keyPrefix: 'bench:',
+        maxEntriesPerSession,
+      })
+    : env.LOAD_REDIS_URL !== undefined
+      ? createRedisEventLog({ url: env.LOAD_REDIS_URL, keyPrefix: 'bench:', maxEntriesPerSession })
+      : createMemoryEventLog({ maxEntriesPerSession });
 const host = createAgentHost({
   eventLog: log,
   // Sub-millisecond wall-clock timestamps, comparable with the clients' receive times.

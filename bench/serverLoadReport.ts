@@ -2,7 +2,7 @@
 // bench itself so that bench/run.ts formats them without loading what measures them.
 import type { HostMemorySample } from './serverHost';
 
-export type ServerLoadMode = 'memory' | 'redis';
+export type ServerLoadMode = 'memory' | 'redis' | 'redis-cluster';
 
 /** Events besides the deltas: run.started, the prompt's started and completed, the answer's, run.completed. */
 export const FRAME_EVENTS = 6;
@@ -12,6 +12,8 @@ export const WARMUP = { clients: 20, deltas: 500 };
 /** One mode's figures. Times in ms, memory in bytes. */
 export interface ServerLoadReport {
   mode: ServerLoadMode;
+  /** Host processes the clients were spread over (the run on the first): 1 but on a cluster. */
+  hostProcesses: number;
   /** The machine's cores, which the host, the clients and Redis share. */
   cores: number;
   clients: number;
@@ -48,6 +50,10 @@ function benchBusy(report: ServerLoadReport): number {
   return cpuMs / (report.wallMs * report.cores);
 }
 
+/** The log of a row, and its host processes when more than one. */
+const logLabel = (report: ServerLoadReport) =>
+  report.hostProcesses === 1 ? report.mode : `${report.mode}, ${report.hostProcesses} hosts`;
+
 /** The RESULTS.md section of these reports, as lines. */
 export function serverLoadSection(reports: readonly ServerLoadReport[]): string[] {
   const [first] = reports;
@@ -65,11 +71,19 @@ export function serverLoadSection(reports: readonly ServerLoadReport[]): string[
   for (const report of reports) {
     const { host, latency } = report;
     lines.push(
-      `| ${report.mode} | ${report.totalEvents.toLocaleString('en')} | ${fixed(report.runMs / 1000, 2)} | ${fixed(report.wallMs / 1000, 2)} | ${Math.round(report.eventsPerSecond).toLocaleString('en')} | ${fixed(latency.p50)} | ${fixed(latency.p99)} | ${fixed(latency.max)} | ${mb(host.baseline.rss)} → ${mb(host.peak.rss)} | ${mb(host.baseline.heapUsed)} → ${mb(host.peak.heapUsed)} | ${fixed(host.cpuMs / 1000, 2)} / ${fixed(report.clientsCpuMs / 1000, 2)} / ${report.redisCpuMs === undefined ? '-' : fixed(report.redisCpuMs / 1000, 2)} | ${fixed(benchBusy(report) * 100, 0)} % / ${report.machineBusy === undefined ? '-' : `${fixed(report.machineBusy * 100, 0)} %`} | ${report.redisConnections ?? '-'} |`,
+      `| ${logLabel(report)} | ${report.totalEvents.toLocaleString('en')} | ${fixed(report.runMs / 1000, 2)} | ${fixed(report.wallMs / 1000, 2)} | ${Math.round(report.eventsPerSecond).toLocaleString('en')} | ${fixed(latency.p50)} | ${fixed(latency.p99)} | ${fixed(latency.max)} | ${mb(host.baseline.rss)} → ${mb(host.peak.rss)} | ${mb(host.baseline.heapUsed)} → ${mb(host.peak.heapUsed)} | ${fixed(host.cpuMs / 1000, 2)} / ${fixed(report.clientsCpuMs / 1000, 2)} / ${report.redisCpuMs === undefined ? '-' : fixed(report.redisCpuMs / 1000, 2)} | ${fixed(benchBusy(report) * 100, 0)} % / ${report.machineBusy === undefined ? '-' : `${fixed(report.machineBusy * 100, 0)} %`} | ${report.redisConnections ?? '-'} |`,
     );
   }
   if (!reports.some((report) => report.mode === 'redis')) {
     lines.push('', 'Redis log: not measured (no `redis-server` on the PATH).');
+  }
+  if (reports.some((report) => report.mode === 'redis-cluster')) {
+    lines.push(
+      '',
+      'redis-cluster: a Redis Cluster of three masters with one replica each (`startRedisCluster`, six `redis-server` processes on the same cores), `createRedisEventLog({ cluster })` in each host process; the client processes are spread over the hosts (process i reads from host i modulo the hosts), the run is started on the first host, the others read it from the cluster. Host RSS and CPU: the hosts added up; Redis connections and CPU: every node, replicas included.',
+    );
+  } else {
+    lines.push('', 'Redis Cluster log: not measured (no `redis-server` 7 and `redis-cli` on the PATH).');
   }
   const reconnects = reports.filter((report) => report.reconnects > 0);
   if (reconnects.length > 0) {
@@ -87,7 +101,7 @@ export function serverLoadTarget(reports: readonly ServerLoadReport[]): string {
   if (first === undefined) return '- Load: not measured.';
   const figures = reports.map(
     (report) =>
-      `${report.mode} ${Math.round(report.eventsPerSecond).toLocaleString('en')} events/s delivered, p99 ${fixed(report.latency.p99, 0)} ms, host peak RSS ${mb(report.host.peak.rss)} MB`,
+      `${logLabel(report)} ${Math.round(report.eventsPerSecond).toLocaleString('en')} events/s delivered, p99 ${fixed(report.latency.p99, 0)} ms, host peak RSS ${mb(report.host.peak.rss)} MB`,
   );
   return `- ${first.clients} concurrent SSE clients on one host, every client's final state equal to the run's: yes, ${figures.join('; ')}.`;
 }

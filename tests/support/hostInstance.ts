@@ -1,6 +1,7 @@
 // One host instance in its own process, on a Redis event log: what a deployment runs per
 // machine. Started by `startHostProcess`; prints `{"url": ...}` once it listens.
-// Environment: REDIS_URL, KEY_PREFIX, INSTANCE_ID, LEASE_MS (default 1000).
+// Environment: REDIS_URL, or REDIS_CLUSTER_NODES (node URLs, comma-separated) for a Redis Cluster; KEY_PREFIX,
+// INSTANCE_ID, LEASE_MS (default 1000).
 import { createLocalAgentProvider } from '../../providers/local/createLocalAgentProvider';
 import { createAgentHost } from '../../server/createAgentHost';
 import { createRedisEventLog } from '../../server/redis/createRedisEventLog';
@@ -8,7 +9,14 @@ import { serveHostInstance } from './serveHostInstance';
 
 const env = process.env;
 const leaseMs = Number(env.LEASE_MS ?? 1_000);
-const log = createRedisEventLog({ url: env.REDIS_URL as string, keyPrefix: env.KEY_PREFIX ?? 'agent-machines:' });
+const keyPrefix = env.KEY_PREFIX ?? 'agent-machines:';
+const log =
+  env.REDIS_CLUSTER_NODES === undefined
+    ? createRedisEventLog({ url: env.REDIS_URL as string, keyPrefix })
+    : createRedisEventLog({
+        cluster: { rootNodes: env.REDIS_CLUSTER_NODES.split(',').map((url) => ({ url })) },
+        keyPrefix,
+      });
 const host = createAgentHost({
   eventLog: log,
   instanceId: env.INSTANCE_ID as string,

@@ -19,11 +19,13 @@ const exited = (child: ChildProcess) =>
     : new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
 /**
- * Starts a host instance on the Redis at `redisUrl` and waits (at most 60 s) until it listens.
+ * Starts a host instance on the Redis at `redisUrl`, or on the Redis Cluster of
+ * `redisClusterNodes` (node URLs), and waits (at most 60 s) until it listens.
  * `script` is the instance to run (default `hostInstance.ts`), `env` what else it is given.
  */
 export async function startHostProcess(options: {
-  redisUrl: string;
+  redisUrl?: string;
+  redisClusterNodes?: readonly string[];
   keyPrefix: string;
   instanceId: string;
   leaseMs?: number;
@@ -33,7 +35,8 @@ export async function startHostProcess(options: {
   const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? INSTANCE], {
     env: {
       ...process.env,
-      REDIS_URL: options.redisUrl,
+      ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
+      ...(options.redisClusterNodes === undefined ? {} : { REDIS_CLUSTER_NODES: options.redisClusterNodes.join(',') }),
       KEY_PREFIX: options.keyPrefix,
       INSTANCE_ID: options.instanceId,
       LEASE_MS: String(options.leaseMs ?? 1_000),

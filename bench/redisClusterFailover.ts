@@ -1,0 +1,145 @@
+// A master of a Redis Cluster killed (SIGKILL) while a run streams to readers on a host over
+// the cluster: how long until the host appends and delivers again, and what the readers got.
+// The host runs in this process (createAgentHost, node:http on loopback); the cluster is three
+// masters with one replica each, `cluster-node-timeout` 1,000 ms.
+//
+// Alone: node --import tsx bench/redisClusterFailover.ts [--readers 50] [--json]
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { createClient } from 'redis';
+import type { AgentEvent } from '../protocol/eventSchemas';
+import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
+import { createAgentHost } from '../server/createAgentHost';
+import { toNodeHandler } from '../server/node';
+import { createRedisEventLog } from '../server/redis/createRedisEventLog';
+import { startRedisCluster } from '../tests/support/redisCluster';
+import { followResuming } from '../tests/support/resumingReader';
+
+export const FAILOVER_NODE_TIMEOUT_MS = 1_000;
+const FAILOVER_BOUND_MS = 30_000;
+
+/** What a failover cost the readers of the session whose master was killed. */
+export interface FailoverReport {
+  readers: number;
+  nodeTimeoutMs: number;
+  /** The kill to the host's first 202 for a run on the killed master's slot. */
+  killToRunAcceptedMs: number;
+  /** The kill to the first reader's receipt of an event appended after it. */
+  killToFirstEventMs: number;
+  /** Entries of the log a reader did not get, though it reported no gap, over all readers. */
+  lost: number;
+  /** Events a reader got twice, over all readers. */
+  twice: number;
+  /** Readers whose host answered 410 (the log's gap: acknowledged appends the failover lost). */
+  gaps: number;
+  /** Events delivered that the log no longer has (acknowledged by the old master, never replicated). */
+  deliveredNotInLog: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const ended = (runId: string) => (events: AgentEvent[]) =>
+  events.some((event) => event.runId === runId && /^run\.(completed|failed|cancelled)$/.test(event.type));
+
+/** Runs the failover once and reports it; throws when the host does not serve again within 30 s. */
+export async function measureFailover(readers = 50): Promise<FailoverReport> {
+  const cluster = await startRedisCluster({ nodeTimeoutMs: FAILOVER_NODE_TIMEOUT_MS });
+  const log = createRedisEventLog({
+    cluster: { rootNodes: cluster.rootNodes },
+    keyPrefix: 'failover:',
+    commandTimeoutMs: 1_000,
+  });
+  const host = createAgentHost({
+    eventLog: log,
+    heartbeatMs: 200,
+    runLeaseMs: 1_500,
+    onError: () => {},
+    providers: {
+      long: createLocalAgentProvider({
+        script: { steps: [{ type: 'text', deltas: Array.from({ length: 200 }, (_, i) => `w${i} `) }], delayMs: 20 },
+      }),
+      short: createLocalAgentProvider({ script: { steps: [{ type: 'text', deltas: ['after ', 'failover'] }] } }),
+    },
+  });
+  const server = createServer(toNodeHandler(host.fetch));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const admin = createClient({ url: cluster.nodes[0]!.url });
+    await admin.connect();
+    const slots = await admin.sendCommand<[number, number, [string, number]][]>(['CLUSTER', 'SLOTS']);
+    const victimPort = slots[0]![2][1];
+    let sessionId = '';
+    for (let index = 0; sessionId === ''; index += 1) {
+      const slot = Number(await admin.sendCommand(['CLUSTER', 'KEYSLOT', `failover:{s${index}}:events`]));
+      const owner = slots.find(([start, end]) => slot >= start && slot <= end)![2][1];
+      if (owner === victimPort) sessionId = `s${index}`;
+    }
+    await admin.close();
+    const base = `${url}/sessions/${sessionId}`;
+    const post = async (body: unknown) =>
+      (
+        await fetch(`${base}/runs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).catch(() => undefined)
+      )?.status ?? 0;
+    if ((await post({ provider: 'long', input: {}, runId: 'r1' })) !== 202) throw new Error('The run did not start');
+    const deadline = Date.now() + FAILOVER_BOUND_MS;
+    const following = Array.from({ length: readers }, () => followResuming(`${base}/events`, ended('r2'), deadline));
+    while ((await log.read(sessionId, { limit: 30 })).length < 30) {
+      if (Date.now() > deadline) throw new Error('The run did not stream');
+      await sleep(10);
+    }
+    const killedAt = Date.now();
+    process.kill(cluster.nodes.find((node) => node.port === victimPort)!.pid, 'SIGKILL');
+    while ((await post({ provider: 'short', input: {}, runId: 'r2' })) !== 202) {
+      if (Date.now() > deadline) throw new Error('The host did not start a run after the failover');
+      await sleep(50);
+    }
+    const killToRunAcceptedMs = Date.now() - killedAt;
+    const readings = await Promise.all(following);
+    const entries = await log.read(sessionId, { limit: 100_000 });
+    const inLog = new Set(entries.map((entry) => entry.cursor));
+    let lost = 0;
+    let twice = 0;
+    let deliveredNotInLog = 0;
+    for (const reading of readings) {
+      const cursors = reading.delivered.map((entry) => entry.cursor);
+      twice += cursors.length - new Set(cursors).size;
+      deliveredNotInLog += cursors.filter((cursor) => !inLog.has(cursor)).length;
+      if (reading.gaps.length === 0) {
+        const got = new Set(cursors);
+        lost += entries.filter((entry) => !got.has(entry.cursor)).length;
+      }
+    }
+    const firsts = readings.map(
+      (reading) => reading.delivered.find((entry) => entry.event.runId === 'r2')?.at ?? Number.POSITIVE_INFINITY,
+    );
+    return {
+      readers,
+      nodeTimeoutMs: FAILOVER_NODE_TIMEOUT_MS,
+      killToRunAcceptedMs,
+      killToFirstEventMs: Math.min(...firsts) - killedAt,
+      lost,
+      twice,
+      gaps: readings.filter((reading) => reading.gaps.length > 0).length,
+      deliveredNotInLog,
+    };
+  } finally {
+    server.closeAllConnections();
+    server.close();
+    await host.close();
+    await log.close();
+    await cluster.stop();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const index = process.argv.indexOf('--readers');
+  const report = await measureFailover(index === -1 ? 50 : Number(process.argv[index + 1]));
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  process.exit(0);
+}
