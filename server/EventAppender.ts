@@ -5,10 +5,17 @@ const nextMacrotask = (): Promise<void> =>
   new Promise((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 /**
+ * The most events one append takes. A provider that emits a whole run at once (a local one, a
+ * replay) would otherwise make it one append of the whole run: hundreds of megabytes in one
+ * Redis command, past its timeout, with nothing of the run in the log.
+ */
+export const MAX_APPEND_EVENTS = 256;
+
+/**
  * Appends one run's events to the log in order, batching what arrives while an append is in
- * flight into the next one: a stream's events arrive synchronously in bursts (one network
- * read holds many), so a burst costs one round trip, not one per event. One append is in
- * flight at a time, so the log keeps the run's order.
+ * flight into the next one (at most `MAX_APPEND_EVENTS` an append): a stream's events arrive
+ * synchronously in bursts (one network read holds many), so a burst costs one round trip,
+ * not one per event. One append is in flight at a time, so the log keeps the run's order.
  */
 export class EventAppender {
   private pending: AgentEvent[] = [];
@@ -60,8 +67,9 @@ export class EventAppender {
           this.fence(new Error('The run lease may have expired: its events are no longer written'));
           return;
         }
-        const batch = this.pending;
-        this.pending = [];
+        const batch =
+          this.pending.length <= MAX_APPEND_EVENTS ? this.pending : this.pending.slice(0, MAX_APPEND_EVENTS);
+        this.pending = batch === this.pending ? [] : this.pending.slice(MAX_APPEND_EVENTS);
         await this.log.append(this.sessionId, batch);
         this.onAppended();
       }
