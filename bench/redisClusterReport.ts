@@ -22,7 +22,7 @@ export function redisClusterSection(report: RedisClusterReport | undefined): str
   const lines = ['## Redis Cluster: scale-out of host processes, and a failover', ''];
   if (first !== undefined) {
     lines.push(
-      `Scale-out: \`bench/server.ts --modes redis-cluster --cluster-hosts <n>\` with ${first.clients} SSE clients on one run of ${first.eventsPerClient.toLocaleString('en')} events (${(first.burstSize * 1000) / first.burstMs} deltas/s), over a cluster of three masters with one replica each, the clients spread over the host processes as in the load section. All on the machine's ${first.cores} cores: the hosts, the client processes and six redis-servers.`,
+      `Scale-out: \`bench/server.ts --modes redis-cluster --cluster-hosts <n>\` with ${first.clients} SSE clients in ${first.clientProcesses} client processes on one run of ${first.eventsPerClient.toLocaleString('en')} events (${((first.burstSize * 1000) / first.burstMs).toLocaleString('en')} deltas/s), over a cluster of three masters with one replica each, the client processes spread over the host processes as in the load section (the same client processes either way: only the hosts change). All on the machine's ${first.cores} cores: the hosts, the client processes and six redis-servers.`,
       '',
       '| host processes | events delivered | wall s | events/s delivered | latency p50 ms | p99 ms | host RSS MB (all hosts), peak | CPU s: hosts / clients / Redis | CPU busy: machine | Redis connections |',
       '|---|---|---|---|---|---|---|---|---|---|',
@@ -30,6 +30,12 @@ export function redisClusterSection(report: RedisClusterReport | undefined): str
     for (const row of scaleOut) {
       lines.push(
         `| ${row.hostProcesses} | ${row.totalEvents.toLocaleString('en')} | ${fixed(row.wallMs / 1000, 2)} | ${Math.round(row.eventsPerSecond).toLocaleString('en')} | ${fixed(row.latency.p50)} | ${fixed(row.latency.p99)} | ${mb(row.host.peak.rss)} | ${fixed(row.host.cpuMs / 1000, 2)} / ${fixed(row.clientsCpuMs / 1000, 2)} / ${row.redisCpuMs === undefined ? '-' : fixed(row.redisCpuMs / 1000, 2)} | ${row.machineBusy === undefined ? '-' : `${fixed(row.machineBusy * 100, 0)} %`} | ${row.redisConnections ?? '-'} |`,
+      );
+    }
+    if (scaleOut.every((row) => (row.machineBusy ?? 0) > 0.9)) {
+      lines.push(
+        '',
+        `The machine was busy throughout (${scaleOut.map((row) => `${fixed((row.machineBusy ?? 0) * 100, 0)} %`).join(', ')}): a second host process adds work (it reads the run from the cluster and writes its own clients' streams) but no cores, so these rows measure the cost of a host process, not what a second machine adds.`,
       );
     }
     lines.push('');

@@ -343,7 +343,9 @@ let redisCluster: RedisClusterReport | undefined;
 if (redisClusterAvailable()) {
   const scaleOut: ServerLoadReport[] = [];
   for (const hosts of [1, 2]) {
-    const args = ['--json', '--modes', 'redis-cluster', '--clients', '400', '--cluster-hosts', String(hosts)];
+    // Two client processes either way: only the host processes change.
+    const args = ['--json', '--modes', 'redis-cluster', '--clients', '400', '--client-processes', '2'];
+    args.push('--cluster-hosts', String(hosts));
     scaleOut.push(...((await benchScript('./server.ts', args)) as ServerLoadReport[]));
   }
   const failover = (await benchScript('./redisClusterFailover.ts', ['--json'])) as RedisClusterReport['failover'];
