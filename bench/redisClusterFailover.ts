@@ -13,7 +13,7 @@ import { createLocalAgentProvider } from '../providers/local/createLocalAgentPro
 import { createAgentHost } from '../server/createAgentHost';
 import { toNodeHandler } from '../server/node';
 import { createRedisEventLog } from '../server/redis/createRedisEventLog';
-import { startRedisCluster } from '../tests/support/redisCluster';
+import { askRedisNode, startRedisCluster } from '../tests/support/redisCluster';
 import { followResuming } from '../tests/support/resumingReader';
 
 export const FAILOVER_NODE_TIMEOUT_MS = 1_000;
@@ -23,6 +23,8 @@ const FAILOVER_BOUND_MS = 30_000;
 export interface FailoverReport {
   readers: number;
   nodeTimeoutMs: number;
+  /** The kill to the replica's answering `ROLE` as a master (polled every 20 ms). */
+  killToPromotedMs: number;
   /** The kill to the host's first 202 for a run on the killed master's slot. */
   killToRunAcceptedMs: number;
   /** The kill to the first reader's receipt of an event appended after it. */
@@ -68,15 +70,27 @@ export async function measureFailover(readers = 50): Promise<FailoverReport> {
   try {
     const admin = createClient({ url: cluster.nodes[0]!.url });
     await admin.connect();
-    const slots = await admin.sendCommand<[number, number, [string, number]][]>(['CLUSTER', 'SLOTS']);
-    const victimPort = slots[0]![2][1];
+    let victimPort = 0;
     let sessionId = '';
-    for (let index = 0; sessionId === ''; index += 1) {
-      const slot = Number(await admin.sendCommand(['CLUSTER', 'KEYSLOT', `failover:{s${index}}:events`]));
-      const owner = slots.find(([start, end]) => slot >= start && slot <= end)![2][1];
-      if (owner === victimPort) sessionId = `s${index}`;
+    try {
+      const slots = await admin.sendCommand<[number, number, [string, number]][]>(['CLUSTER', 'SLOTS']);
+      victimPort = slots[0]![2][1];
+      for (let index = 0; sessionId === ''; index += 1) {
+        const slot = Number(await admin.sendCommand(['CLUSTER', 'KEYSLOT', `failover:{s${index}}:events`]));
+        const owner = slots.find(([start, end]) => slot >= start && slot <= end)![2][1];
+        if (owner === victimPort) sessionId = `s${index}`;
+      }
+    } finally {
+      await admin.close();
     }
-    await admin.close();
+    // The victim's replica: the node whose master it is.
+    let replicaPort = 0;
+    for (const node of cluster.nodes) {
+      if ((await askRedisNode(node.port, 'INFO replication'))?.includes(`master_port:${victimPort}\r\n`)) {
+        replicaPort = node.port;
+      }
+    }
+    if (replicaPort === 0) throw new Error(`No replica of ${victimPort}`);
     const base = `${url}/sessions/${sessionId}`;
     const post = async (body: unknown) =>
       (
@@ -95,11 +109,19 @@ export async function measureFailover(readers = 50): Promise<FailoverReport> {
     }
     const killedAt = Date.now();
     process.kill(cluster.nodes.find((node) => node.port === victimPort)!.pid, 'SIGKILL');
+    const promoted = (async () => {
+      while (!(await askRedisNode(replicaPort, 'INFO replication'))?.includes('role:master')) {
+        if (Date.now() > deadline) throw new Error('The replica was not promoted');
+        await sleep(20);
+      }
+      return Date.now() - killedAt;
+    })();
     while ((await post({ provider: 'short', input: {}, runId: 'r2' })) !== 202) {
       if (Date.now() > deadline) throw new Error('The host did not start a run after the failover');
       await sleep(50);
     }
     const killToRunAcceptedMs = Date.now() - killedAt;
+    const killToPromotedMs = await promoted;
     const readings = await Promise.all(following);
     const entries = await log.read(sessionId, { limit: 100_000 });
     const inLog = new Set(entries.map((entry) => entry.cursor));
@@ -121,6 +143,7 @@ export async function measureFailover(readers = 50): Promise<FailoverReport> {
     return {
       readers,
       nodeTimeoutMs: FAILOVER_NODE_TIMEOUT_MS,
+      killToPromotedMs,
       killToRunAcceptedMs,
       killToFirstEventMs: Math.min(...firsts) - killedAt,
       lost,

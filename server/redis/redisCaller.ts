@@ -12,6 +12,12 @@ import { type RedisScript, runScript } from './redisScripts';
 export const CONNECT_TIMEOUT_MS = 5_000;
 /** How long a call whose connection was dropped waits for the client to reconnect, to run again. */
 export const RECONNECT_WAIT_MS = 1_000;
+/**
+ * How often a cluster client of the log's own asks the cluster for its topology while a node's
+ * connection is down (node-redis waits 5 s by default): a master that died is replaced by its
+ * replica, and the client finds it within this much after the promotion (redis 6.3 or later).
+ */
+const TOPOLOGY_REFRESH_MS = 500;
 /** How long a command a migrating slot answered TRYAGAIN waits before it is sent again. */
 const TRY_AGAIN_MS = 10;
 
@@ -87,6 +93,7 @@ export function createRedisCaller(options: {
       : { kind: 'standalone', client: options.client };
   } else if (options.cluster !== undefined) {
     const cluster = createCluster({
+      topologyRefreshOnReconnectionAttemptStrategy: TOPOLOGY_REFRESH_MS,
       ...options.cluster,
       defaults: { disableOfflineQueue: true, ...options.cluster.defaults },
     });

@@ -46,6 +46,10 @@ function freePort(): Promise<number> {
  * Sends one inline command on a raw socket and resolves its reply's text (a bulk string's
  * body, a status line's text), or undefined when the server does not answer within 500 ms.
  */
+export function askRedisNode(port: number, command: string): Promise<string | undefined> {
+  return ask(port, command);
+}
+
 function ask(port: number, command: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
