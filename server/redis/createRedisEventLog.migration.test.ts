@@ -9,7 +9,8 @@ import { createRedisEventLog } from './createRedisEventLog';
 const EVENTS = 300;
 const FOLLOWERS = 4;
 
-type Admin = ReturnType<typeof createClient>;
+const adminClient = (url: string) => createClient({ url });
+type Admin = ReturnType<typeof adminClient>;
 
 describeWithRedisCluster("a session's slot migrated to another master while it streams", () => {
   let cluster: TestRedisCluster;
@@ -17,7 +18,7 @@ describeWithRedisCluster("a session's slot migrated to another master while it s
   beforeAll(async () => {
     cluster = await startRedisCluster();
     for (const node of cluster.nodes) {
-      const admin = createClient({ url: node.url });
+      const admin = adminClient(node.url);
       await admin.connect();
       admins.set(node.port, admin);
     }
