@@ -4,9 +4,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../protocol/eventSchemas';
 import { describeAgentEventLogContract } from '../../tests/support/eventLogContract';
 import { runEvents } from '../../tests/support/events';
+import { readEvents, serveHost } from '../../tests/support/hostClient';
 import { describeWithRedis, startRedisServer, type TestRedisServer } from '../../tests/support/redisServer';
 import type { AgentEventLog } from '../AgentEventLog';
 import { AgentEventLogError } from '../AgentEventLogError';
+import { createAgentHost } from '../createAgentHost';
 import { createRedisEventLog, type RedisEventLogOptions } from './index';
 import { compareCursors as compareIds } from './redisCursors';
 
@@ -205,6 +207,29 @@ describeWithRedis('createRedisEventLog', () => {
         expect((await log_.read('s1', { after: cursors[1], limit: 1 })).map((entry) => entry.cursor)).toEqual([
           cursors[2],
         ]);
+      }
+    });
+
+    it('a host answers a reader resuming at a lost cursor with 410 cursor_expired, and one at the newest with what follows', async () => {
+      const { log, keyPrefix } = open();
+      const cursors = await withLostTail(log, keyPrefix);
+      const host = createAgentHost({ eventLog: log, providers: {}, onError: () => {} });
+      const served = await serveHost(host.fetch);
+      try {
+        const events = (cursor: string) =>
+          fetch(`${served.url}/sessions/s1/events`, { headers: { 'last-event-id': cursor } });
+        const lost = await events(cursors[3]!);
+        expect(lost.status).toBe(410);
+        expect(((await lost.json()) as { error: { code: string } }).error.code).toBe('cursor_expired');
+        const [next] = await log.append('s1', eventsOf('s1', 1));
+        const newest = await readEvents(`${served.url}/sessions/s1/events`, {
+          headers: { 'last-event-id': cursors[4]! },
+          stop: (frames) => frames.some((frame) => frame.id === next),
+        });
+        expect(newest.frames.filter((frame) => frame.event === undefined).map((frame) => frame.id)).toEqual([next]);
+      } finally {
+        await served.close();
+        await host.close();
       }
     });
 
