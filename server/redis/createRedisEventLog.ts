@@ -172,6 +172,12 @@ const milliseconds = (value: number) => String(Math.max(1, Math.ceil(value)));
  * are the cluster client's: one per master for commands and one per master for pub/sub,
  * whatever the number of sessions and followers.
  *
+ * Each entry keeps the id of the entry before it, and the log remembers the newest cursor it
+ * appended or read of each recent session: an append a failover lost (acknowledged by the old
+ * master, never replicated) reads as `cursor_expired` for a reader it would leave behind, as a
+ * trimmed entry does, never as silence. A slot being migrated answers `TRYAGAIN` to a script
+ * whose keys are split for a moment: the call is sent again within `commandTimeoutMs`.
+ *
  * What it reads back is checked (events against the protocol schema): a corrupted value
  * rejects the call with `unavailable` naming its key. A signal that does not parse is
  * dropped. Takes a standalone or a cluster client, not a sentinel one.
