@@ -129,6 +129,13 @@ export class WaitingRunAnswers {
       });
     } catch (error) {
       if (!AgentHostError.isInstance(error)) throw error;
+      // Another request continued the run meanwhile (its answer lease lapsed before this one
+      // took it): the run ended for this command, as when it finds the continuation first.
+      const { state } = await this.options.sessions.sync(run.sessionId);
+      const continuing = continuationOf(state, run.id);
+      if (continuing !== undefined && continuing.status !== 'running') {
+        return failed('run_ended', `Run "${run.id}" was continued by run "${continuing.id}"`);
+      }
       return failed(error.code, error.message);
     }
     return { status: 'accepted', events: [] };

@@ -175,7 +175,7 @@ describeWithRedis('an agent waiting for an approval, across host processes', () 
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[3]).toEqual(answers[2]);
     const statuses = [answers[0]?.status, answers[2]?.status].sort();
-    expect(statuses).toEqual([200, 409]);
+    expect(statuses, JSON.stringify(answers.map((answer) => answer.body))).toEqual([200, 409]);
     expect(
       executions()
         .slice(before)

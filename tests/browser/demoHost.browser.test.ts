@@ -126,11 +126,18 @@ describe.runIf(browserTestsEnabled)('the demo page on the agent-machines host, i
     expect(await hostRunStatuses()).toEqual(['completed', 'completed', 'running']);
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await expect.poll(() => page.locator('[data-testid="run"]').last().getAttribute('data-status')).toBe('cancelled');
+    expect(await hostRunStatuses()).toEqual(['completed', 'completed', 'cancelled']);
+    // The lookup streams its arguments for one 400 ms step, then runs on the host at once: a
+    // cancel that a loaded machine delivers after that step finds it done. Either way the page
+    // shows the tool call as the host ended it, and a cancelled lookup never reached the answer.
+    const lookup = Object.values((await hostState()).toolCalls).at(-1);
+    expect(['cancelled', 'completed']).toContain(lookup?.status);
     await expect
       .poll(() => page.locator('[data-testid="lifecycle"][data-machine="toolCall"]').first().getAttribute('data-state'))
-      .toBe('cancelled');
-    expect(await hostRunStatuses()).toEqual(['completed', 'completed', 'cancelled']);
-    expect(await bubbles('ai').last().textContent()).not.toContain('Oslo is 9 °C.');
+      .toBe(lookup?.status);
+    if (lookup?.status === 'cancelled') {
+      expect(await bubbles('ai').last().textContent()).not.toContain('Oslo is 9 °C.');
+    }
     expect(await page.textContent('[data-testid="issues"]')).toBe('0 issues');
     await screenshot('host-cancelled');
     expect(pageErrors).toEqual([]);
