@@ -1,7 +1,7 @@
 import type { AgentEventLogEntry } from '../AgentEventLog';
 import { destroyQuietly, type RedisEventLogConnection } from './redisConnections';
 import { compareCursors } from './redisCursors';
-import type { RedisFollowing } from './redisFollowing';
+import { type FollowerOutcome, type FollowerWaiter, type RedisFollowing, serveFollowerGroup } from './redisFollowing';
 
 export interface RedisFollowersOptions {
   /** Opens one blocking connection (connected) and gives its `CLIENT ID`. */
@@ -23,22 +23,11 @@ export interface RedisFollowersOptions {
   blockMs: number;
 }
 
-type Outcome = { entries: readonly AgentEventLogEntry[] } | { error: unknown };
-
-interface Waiter {
-  /** Canonical cursor, or undefined for "from the oldest retained entry". */
-  after: string | undefined;
-  limit: number;
-  /** At most about this many bytes of events in its page; undefined for no byte bound. */
-  maxBytes: number | undefined;
-  settle(outcome: Outcome): void;
-}
-
 /** The followers of one session, grouped by cursor: one group is served by one read. */
 interface WatchedSession {
   sessionId: string;
   streamKey: string;
-  groups: Map<string, Set<Waiter>>;
+  groups: Map<string, Set<FollowerWaiter>>;
   reader: Reader;
   /** The newest id someone waited after or read up to: where the XREAD watches it from while no one waits. */
   newestSeen: string;
@@ -121,7 +110,7 @@ export class RedisFollowers implements RedisFollowing {
       // setTimeout fires at once for a delay past 2^31 - 1 ms.
       const timer = setTimeout(onAbort, Math.min(timeoutMs, 2 ** 31 - 1));
       let settled = false;
-      const waiter: Waiter = {
+      const waiter: FollowerWaiter = {
         after,
         limit,
         maxBytes,
@@ -213,7 +202,7 @@ export class RedisFollowers implements RedisFollowing {
     session.reader.sessions.delete(session);
   }
 
-  #settleAll(session: WatchedSession, outcome: Outcome): void {
+  #settleAll(session: WatchedSession, outcome: FollowerOutcome): void {
     for (const group of [...session.groups.values()]) for (const waiter of [...group]) waiter.settle(outcome);
   }
 
@@ -295,29 +284,7 @@ export class RedisFollowers implements RedisFollowing {
   /** Serves each group of the session's followers with one read, and fans it out. */
   async #deliver(session: WatchedSession): Promise<void> {
     await Promise.all(
-      [...session.groups.values()].map(async (group) => {
-        const waiters = [...group];
-        const first = waiters[0];
-        if (first === undefined) return;
-        let limit = 0;
-        let maxBytes: number | undefined;
-        for (const waiter of waiters) {
-          limit = Math.max(limit, waiter.limit);
-          // The smallest byte bound serves them all: a page is "at most", so a shorter one is one.
-          if (waiter.maxBytes !== undefined) maxBytes = Math.min(maxBytes ?? waiter.maxBytes, waiter.maxBytes);
-        }
-        let entries: readonly AgentEventLogEntry[];
-        try {
-          entries = await this.#options.read(session.sessionId, first.after, limit, maxBytes);
-        } catch (error) {
-          for (const waiter of waiters) waiter.settle({ error });
-          return;
-        }
-        if (entries.length === 0) return;
-        for (const waiter of waiters) {
-          waiter.settle({ entries: waiter.limit < entries.length ? entries.slice(0, waiter.limit) : entries });
-        }
-      }),
+      [...session.groups.values()].map((group) => serveFollowerGroup(session.sessionId, group, this.#options.read)),
     );
   }
 

@@ -1,7 +1,7 @@
 import type { AgentEventLogEntry } from '../AgentEventLog';
 import type { RedisMessageListener } from './redisConnections';
 import { canonicalCursor, compareCursors } from './redisCursors';
-import type { RedisFollowing } from './redisFollowing';
+import { type FollowerWaiter, type RedisFollowing, serveFollowerGroup } from './redisFollowing';
 
 export interface RedisShardedFollowersOptions {
   /**
@@ -20,20 +20,10 @@ export interface RedisShardedFollowersOptions {
   lingerMs: number;
 }
 
-type Outcome = { entries: readonly AgentEventLogEntry[] } | { error: unknown };
-
-interface Waiter {
-  /** Canonical cursor, or undefined for "from the oldest retained entry". */
-  after: string | undefined;
-  limit: number;
-  maxBytes: number | undefined;
-  settle(outcome: Outcome): void;
-}
-
 /** A session someone follows (or followed a moment ago), and its followers grouped by cursor. */
 interface FollowedSession {
   sessionId: string;
-  groups: Map<string, Set<Waiter>>;
+  groups: Map<string, Set<FollowerWaiter>>;
   /** Subscribed: every append from now on is heard. */
   live: boolean;
   unsubscribe: (() => Promise<void>) | undefined;
@@ -99,7 +89,7 @@ export class RedisShardedFollowers implements RedisFollowing {
       const onAbort = () => waiter.settle({ entries: [] });
       const timer = setTimeout(onAbort, Math.min(timeoutMs, MAX_TIMER_MS));
       let settled = false;
-      const waiter: Waiter = {
+      const waiter: FollowerWaiter = {
         after,
         limit,
         maxBytes,
@@ -225,27 +215,7 @@ export class RedisShardedFollowers implements RedisFollowing {
     })();
   }
 
-  async #serve(session: FollowedSession, group: Set<Waiter>): Promise<void> {
-    const waiters = [...group];
-    const first = waiters[0];
-    if (first === undefined) return;
-    let limit = 0;
-    let maxBytes: number | undefined;
-    for (const waiter of waiters) {
-      limit = Math.max(limit, waiter.limit);
-      // The smallest byte bound serves them all: a page is "at most", so a shorter one is one.
-      if (waiter.maxBytes !== undefined) maxBytes = Math.min(maxBytes ?? waiter.maxBytes, waiter.maxBytes);
-    }
-    let entries: readonly AgentEventLogEntry[];
-    try {
-      entries = await this.#options.read(session.sessionId, first.after, limit, maxBytes);
-    } catch (error) {
-      for (const waiter of waiters) waiter.settle({ error });
-      return;
-    }
-    if (entries.length === 0) return;
-    for (const waiter of waiters) {
-      waiter.settle({ entries: waiter.limit < entries.length ? entries.slice(0, waiter.limit) : entries });
-    }
+  async #serve(session: FollowedSession, group: Set<FollowerWaiter>): Promise<void> {
+    await serveFollowerGroup(session.sessionId, group, this.#options.read);
   }
 }

@@ -25,3 +25,56 @@ export interface RedisFollowing {
   /** Resolves every waiter with `[]` and lets go of what it holds. */
   close(): void;
 }
+
+/** What a follower's wait ends with: its page of entries, or the read's error. */
+export type FollowerOutcome = { entries: readonly AgentEventLogEntry[] } | { error: unknown };
+
+/** One follower waiting on a session, after its cursor. */
+export interface FollowerWaiter {
+  /** Canonical cursor, or undefined for "from the oldest retained entry". */
+  after: string | undefined;
+  limit: number;
+  /** At most about this many bytes of events in its page; undefined for no byte bound. */
+  maxBytes: number | undefined;
+  settle(outcome: FollowerOutcome): void;
+}
+
+/** Reads a session's entries after a cursor, at most `limit` and about `maxBytes`. */
+export type FollowerRead = (
+  sessionId: string,
+  after: string | undefined,
+  limit: number,
+  maxBytes: number | undefined,
+) => Promise<readonly AgentEventLogEntry[]>;
+
+/**
+ * Serves a group of a session's followers at one cursor with one read (the largest limit, the
+ * smallest byte bound) and gives each its page; a read that finds nothing settles no one.
+ */
+export async function serveFollowerGroup(
+  sessionId: string,
+  group: Iterable<FollowerWaiter>,
+  read: FollowerRead,
+): Promise<void> {
+  const waiters = [...group];
+  const first = waiters[0];
+  if (first === undefined) return;
+  let limit = 0;
+  let maxBytes: number | undefined;
+  for (const waiter of waiters) {
+    limit = Math.max(limit, waiter.limit);
+    // The smallest byte bound serves them all: a page is "at most", so a shorter one is one.
+    if (waiter.maxBytes !== undefined) maxBytes = Math.min(maxBytes ?? waiter.maxBytes, waiter.maxBytes);
+  }
+  let entries: readonly AgentEventLogEntry[];
+  try {
+    entries = await read(sessionId, first.after, limit, maxBytes);
+  } catch (error) {
+    for (const waiter of waiters) waiter.settle({ error });
+    return;
+  }
+  if (entries.length === 0) return;
+  for (const waiter of waiters) {
+    waiter.settle({ entries: waiter.limit < entries.length ? entries.slice(0, waiter.limit) : entries });
+  }
+}
