@@ -33,10 +33,12 @@ describe('WaitingRunAnswers', () => {
   it('refuses an answer run_ended when another request continued the run while this one was starting it', async () => {
     const log = createMemoryEventLog();
     await log.append(SESSION, waitingRun());
+    const lost: string[] = [];
     const sessions = new SessionStates(log, {
       maxCachedSessions: 10,
       maxCachedStateBytes: 1 << 20,
       snapshotEvery: 1000,
+      onLost: (sessionId) => lost.push(sessionId),
     });
     const answers = new WaitingRunAnswers({
       log,
@@ -60,6 +62,7 @@ describe('WaitingRunAnswers', () => {
       status: 'failed',
       error: expect.objectContaining({ code: 'run_ended', message: 'Run "r1" was continued by run "r2"' }),
     });
+    expect(lost).toEqual([]);
     sessions.destroy();
     await log.close();
   });
