@@ -36,8 +36,11 @@ async function rejection(promise: Promise<unknown>): Promise<AgentEventLogError>
   throw new Error('it resolved');
 }
 
-/** Polls `check` every 10 ms until it holds; fails the test after `timeoutMs`. */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+/**
+ * Waits until the cluster's state holds (asked every 10 ms); after `timeoutMs` (15 s: generous,
+ * so a loaded machine only makes the wait longer, never fails it) it fails the test.
+ */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() >= deadline) throw new Error(`Not within ${timeoutMs} ms: ${what}`);
