@@ -481,4 +481,12 @@ describeWithRedisCluster('createRedisEventLog on a Redis Cluster', () => {
       'give one of url, client and cluster, not url and cluster',
     );
   });
+
+  it('refuses a reconnect window that is not a positive integer of milliseconds', () => {
+    for (const reconnectWithinMs of [0, -1, 1.5, Number.NaN]) {
+      expect(() => createRedisEventLog({ url: 'redis://127.0.0.1:1', reconnectWithinMs })).toThrow(
+        `createRedisEventLog: reconnectWithinMs must be a positive integer, got ${reconnectWithinMs}`,
+      );
+    }
+  });
 });

@@ -541,7 +541,8 @@ describeWithRedis('createRedisEventLog', () => {
 
   it('Redis going away rejects pending and later calls with unavailable, within a bound, instead of hanging', async () => {
     const doomed = await startRedisServer();
-    const log = createRedisEventLog({ url: doomed.url, keyPrefix: uniquePrefix() });
+    // Calls that running twice cannot harm wait this long for Redis to come back, each.
+    const log = createRedisEventLog({ url: doomed.url, keyPrefix: uniquePrefix(), reconnectWithinMs: 1_000 });
     opened.push(log);
     try {
       const [cursor] = await log.append('s1', eventsOf('s1', 1));
@@ -553,7 +554,7 @@ describeWithRedis('createRedisEventLog', () => {
       expect((await rejection(log.read('s1', { limit: 10 }))).code).toBe('unavailable');
       expect((await rejection(log.append('s1', eventsOf('s1', 1)))).code).toBe('unavailable');
       expect((await rejection(log.listen('host-a', () => {}))).code).toBe('unavailable');
-      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(Date.now() - started).toBeLessThan(8_000);
       const closing = Date.now();
       await log.close();
       expect(Date.now() - closing).toBeLessThan(1_000);

@@ -6,7 +6,7 @@ import { AgentEventLogError } from '../AgentEventLogError';
 import { RedisFollowers } from './RedisFollowers';
 import { RedisSeenCursors } from './RedisSeenCursors';
 import { RedisShardedFollowers } from './RedisShardedFollowers';
-import { CONNECT_TIMEOUT_MS, createRedisCaller, type RedisCaller } from './redisCaller';
+import { CONNECT_TIMEOUT_MS, createRedisCaller, RECONNECT_WITHIN_MS, type RedisCaller } from './redisCaller';
 import {
   destroyQuietly,
   openConnection,
@@ -80,6 +80,14 @@ export interface RedisEventLogOptions {
    * bounded by it. Default 5 000 ms.
    */
   commandTimeoutMs?: number | undefined;
+  /**
+   * How long a call that running twice cannot harm (an append, a lease renewal, a read) is sent
+   * again when its connection is lost: through a restart of Redis, or a cluster master killed
+   * and replaced by its replica, a run goes on instead of failing. Give more than the cluster's
+   * failover takes (`cluster-node-timeout`, plus about a second for the election), and a run
+   * lease (`runLeaseMs` of the host) longer still. Default 5 000 ms.
+   */
+  reconnectWithinMs?: number | undefined;
 }
 
 const BLOCK_WINDOW_MS = 1_000;
@@ -176,7 +184,10 @@ const milliseconds = (value: number) => String(Math.max(1, Math.ceil(value)));
  * appended or read of each recent session: an append a failover lost (acknowledged by the old
  * master, never replicated) reads as `cursor_expired` for a reader it would leave behind, as a
  * trimmed entry does, never as silence. A slot being migrated answers `TRYAGAIN` to a script
- * whose keys are split for a moment: the call is sent again within `commandTimeoutMs`.
+ * whose keys are split for a moment: the call is sent again within `commandTimeoutMs`. A
+ * failover (`CLUSTERDOWN`, a master's connection lost) holds calls that are safe to send again
+ * until the replica answers, within `reconnectWithinMs`: a run streaming on the lost master
+ * goes on.
  *
  * What it reads back is checked (events against the protocol schema): a corrupted value
  * rejects the call with `unavailable` naming its key. A signal that does not parse is
@@ -210,12 +221,14 @@ export function createRedisEventLog(options: RedisEventLogOptions): AgentEventLo
   const maxConnections = positiveInteger('maxBlockingConnections', options.maxBlockingConnections, 16);
   const maxSessionBytes = positiveInteger('maxBytesPerSession', options.maxBytesPerSession, 16 * 1024 * 1024);
   const commandTimeoutMs = positiveInteger('commandTimeoutMs', options.commandTimeoutMs, 5_000);
+  const reconnectWithinMs = positiveInteger('reconnectWithinMs', options.reconnectWithinMs, RECONNECT_WITHIN_MS);
 
   const caller = createRedisCaller({
     url: options.url,
     client: options.client,
     cluster: options.cluster,
     commandTimeoutMs,
+    reconnectWithinMs,
   });
   const { target } = caller;
   const subscriber = createRedisSubscriber(caller);

@@ -10,8 +10,14 @@ import { type RedisScript, runScript } from './redisScripts';
 
 /** How long a first connection, or a blocking or pub/sub connection, may take to open. */
 export const CONNECT_TIMEOUT_MS = 5_000;
-/** How long a call whose connection was dropped waits for the client to reconnect, to run again. */
-export const RECONNECT_WAIT_MS = 1_000;
+/**
+ * How long, by default, an idempotent call whose connection was lost is sent again: through a
+ * reconnect of one Redis or the failover of a cluster's master (the node timeout, an election
+ * and the client's rediscovery).
+ */
+export const RECONNECT_WITHIN_MS = 5_000;
+/** The pause between two attempts of a call whose connection is lost, while the client reconnects. */
+const RECONNECT_POLL_MS = 50;
 /**
  * How often a cluster client of the log's own asks the cluster for its topology while a node's
  * connection is down (node-redis waits 5 s by default): a master that died is replaced by its
@@ -33,8 +39,10 @@ export interface RedisCaller {
   /**
    * Runs `run` for `what` ("append to <key>"): `closed` after close, `unavailable` when Redis
    * fails or does not answer within the command timeout. When the connection drops under it
-   * (a `CLIENT KILL`, a network blip) and the client reconnects within a second, an
-   * `idempotent` call runs once more: running it twice does what running it once does.
+   * (a `CLIENT KILL`, a restart, a master killed and replaced by its replica), an `idempotent`
+   * call is sent again until it runs, for up to `reconnectWithinMs`: running it twice does
+   * what running it once does. Any call is sent again when Redis answers that it did not run
+   * it: `TRYAGAIN` (within the command timeout) and `CLUSTERDOWN` (within `reconnectWithinMs`).
    */
   call<Reply>(what: string, run: () => Promise<Reply>, idempotent?: boolean): Promise<Reply>;
   /** Sends `args`, on a cluster to the node that holds `key` (the command's first key, or its channel). */
@@ -83,8 +91,10 @@ export function createRedisCaller(options: {
   cluster?: RedisClusterOptions | undefined;
   /** The longest a command may take before it rejects with `unavailable`. */
   commandTimeoutMs: number;
+  /** How long an idempotent call whose connection was lost is sent again. Default `RECONNECT_WITHIN_MS`. */
+  reconnectWithinMs?: number | undefined;
 }): RedisCaller {
-  const { commandTimeoutMs } = options;
+  const { commandTimeoutMs, reconnectWithinMs = RECONNECT_WITHIN_MS } = options;
   let target: RedisTarget;
   let ownedClient: OwnedClient | undefined;
   if (options.client !== undefined) {
@@ -155,49 +165,49 @@ export function createRedisCaller(options: {
     }
   }
 
-  /** Resolves `true` once the client is ready again, `false` when it is not within `RECONNECT_WAIT_MS`. */
-  async function reconnected(): Promise<boolean> {
-    const deadline = Date.now() + RECONNECT_WAIT_MS;
-    while (!isReady()) {
+  /**
+   * Resolves `true` when the call may be sent again: after a pause, once the client is ready
+   * (a cluster client stays ready while one node is down; its next attempt finds the node's
+   * replacement or fails again). `false` when `deadline` passes first.
+   */
+  async function mayRetry(deadline: number): Promise<boolean> {
+    do {
       if (closed || Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    return true;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(RECONNECT_POLL_MS, deadline - Date.now())));
+    } while (!isReady());
+    return !closed;
   }
 
   /** A failure of the connection (reset, closed under the call, reconnecting), not an answer of Redis nor a timeout. */
   const connectionLost = (error: unknown) =>
     error instanceof Error && !isRedisReply(error) && !error.message.startsWith('no answer within');
 
-  /**
-   * `run`, sent again while a cluster node answers TRYAGAIN (a multi-key command or script on a
-   * slot being migrated, whose keys are split between two nodes or not all there yet; the
-   * command did not run), every 10 ms, within the command timeout.
-   */
-  async function tryAgain<Reply>(run: () => Promise<Reply>): Promise<Reply> {
-    const deadline = Date.now() + commandTimeoutMs;
-    for (;;) {
-      try {
-        return await bounded(run);
-      } catch (error) {
-        const migrating = error instanceof Error && isRedisReply(error) && error.message.startsWith('TRYAGAIN');
-        if (!migrating || closed || Date.now() >= deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_MS));
-      }
-    }
-  }
+  /** Whether Redis answered `error` with `code` (`TRYAGAIN`, `CLUSTERDOWN`): the command did not run. */
+  const answered = (error: unknown, code: string) =>
+    error instanceof Error && isRedisReply(error) && error.message.startsWith(code);
 
+  /**
+   * Runs `run`, sending it again while Redis says it did not run it for a passing reason:
+   * - `TRYAGAIN` (a multi-key command or script on a slot being migrated, whose keys are split
+   *   between two nodes for a moment): every 10 ms, within the command timeout;
+   * - `CLUSTERDOWN` (a slot has no master: a failover is under way) and, for an `idempotent`
+   *   call, a lost connection: once the client is ready, within `reconnectWithinMs`.
+   */
   async function call<Reply>(what: string, run: () => Promise<Reply>, idempotent = false): Promise<Reply> {
     if (closed) throw closedError(what);
-    try {
-      await ensureConnected();
-      return await tryAgain(run);
-    } catch (error) {
-      if (!idempotent || closed || !connectionLost(error) || !(await reconnected())) throw toError(what, error);
+    const started = Date.now();
+    for (;;) {
       try {
-        return await tryAgain(run);
-      } catch (again) {
-        throw toError(what, again);
+        await ensureConnected();
+        return await bounded(run);
+      } catch (error) {
+        if (closed) throw toError(what, error);
+        if (answered(error, 'TRYAGAIN') && Date.now() < started + commandTimeoutMs) {
+          await new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_MS));
+          continue;
+        }
+        const passing = answered(error, 'CLUSTERDOWN') || (idempotent && connectionLost(error));
+        if (!passing || !(await mayRetry(started + reconnectWithinMs))) throw toError(what, error);
       }
     }
   }
