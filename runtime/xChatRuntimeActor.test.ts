@@ -157,6 +157,58 @@ describe('the interaction runtime as an actor', () => {
     expect(Object.keys(childrenOf(chat)).sort()).toEqual(['connection', 'session']);
   });
 
+  it("registers a run's command lane in the system as `lane:<runId>` while it lives, and a lane spawned again under the same id", async () => {
+    const remote = createRemoteRuntime({
+      *onCommand(command, run) {
+        if (command.type === 'approval.resolve') {
+          yield run.events.emit('approval.resolved', { approvalId: command.payload.approvalId, decision: 'approved' });
+        }
+      },
+    });
+    const chat = createXChatRuntime({ provider: remote.provider, sessionId: 'session-1' });
+    const started = remote.nextRun();
+    const result = chat.request({ prompt: 'Delete the reports' });
+    const run = await started;
+    const id = commandLaneId(run.runId);
+    run.push((events) => [
+      events.emit('approval.requested', { approvalId: 'a-1' }),
+      events.emit('approval.requested', { approvalId: 'a-2' }),
+    ]);
+    await until(() => chat.store.can(approvalCommand(run.runId)), 'the approvals to wait');
+    expect(chat.actor.system.get(id)).toBeUndefined();
+
+    const first = chat.agentActions.resolveApproval({ runId: run.runId, approvalId: 'a-1', decision: 'approved' });
+    const lane = childrenOf(chat)[id];
+    expect(lane).toBeDefined();
+    expect(chat.actor.system.get(id)).toBe(lane);
+    await first;
+    await settle();
+
+    // Stopped from outside, it leaves the system at once; the run's next command spawns its lane again.
+    chat.actor.send({ type: 'lane.close', runId: run.runId });
+    expect(chat.actor.system.get(id)).toBeUndefined();
+    const second = chat.agentActions.resolveApproval({ runId: run.runId, approvalId: 'a-2', decision: 'approved' });
+    const again = childrenOf(chat)[id];
+    expect(again).toBeDefined();
+    expect(again).not.toBe(lane);
+    expect(chat.actor.system.get(id)).toBe(again);
+    await second;
+    expect(chat.actor.getSnapshot().status).toBe('active');
+    const { approvals } = chat.getSnapshot().agentState;
+    expect(Object.values(approvals).map(({ id: approvalId, status }) => [approvalId, status])).toEqual([
+      ['a-1', 'resolved'],
+      ['a-2', 'resolved'],
+    ]);
+
+    // The run has finished with no command left: its lane is stopped and gone from the system.
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    expect((await result).status).toBe('completed');
+    await settle();
+    expect(childrenOf(chat)[id]).toBeUndefined();
+    expect(chat.actor.system.get(id)).toBeUndefined();
+  });
+
   it("takes a command sent from inside the store's listener, while the stream is dispatching, in order", async () => {
     const remote = createRemoteRuntime({
       *onCommand(command, run) {

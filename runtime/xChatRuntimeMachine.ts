@@ -32,7 +32,7 @@ export interface XChatRuntimeContext {
 /** The actor of one run's command lane, a child of the runtime. */
 export type CommandLaneRef = ActorRefFrom<typeof commandLaneMachine>;
 
-/** The id of the lane of `runId` among the runtime's children. */
+/** The id of the lane of `runId` among the runtime's children, and its systemId in the conversation's system. */
 export function commandLaneId(runId: string): `lane:${string}` {
   return `lane:${runId}`;
 }
@@ -70,7 +70,9 @@ export const xChatRuntimeMachine = setup({
       if (self.getSnapshot().children[id] === undefined) {
         // A cancel settles on a lane that is gone (stopped from outside): nothing to tell.
         if (event.type === 'lane.cancel_settled') return;
-        enqueue.spawnChild('commandLane', { id, input: { runId: event.runId } });
+        // Its systemId is its id: `lane.close` stops a lane with `stopChild`, which takes it out
+        // of the system at once, so a lane spawned again for the run registers under the same id.
+        enqueue.spawnChild('commandLane', { id, systemId: id, input: { runId: event.runId } });
       }
       enqueue.sendTo(
         id,
