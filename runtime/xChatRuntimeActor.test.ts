@@ -339,6 +339,59 @@ describe('the interaction runtime as an actor', () => {
     expect(chat.getSnapshot().connectionState).toBe('idle');
   });
 
+  it("keeps its root and the store's `session` actor through a reset of the store and a restore from a checkpoint", async () => {
+    const storage = createMemoryAgentCheckpointStorage();
+    const remote = createRemoteRuntime();
+    const chat = createXChatRuntime({
+      provider: remote.provider,
+      sessionId: 'session-1',
+      checkpointStorage: storage,
+      autoContinue: false,
+    });
+    const root = chat.actor;
+    const session = chat.actor.system.get('session') as AnyActorRef;
+    expect(session).toBe(childrenOf(chat).session);
+    expect(chat.actor.system.get('xChat')).toBe(root);
+    await chat.restored;
+    const run = await requestRunWaitingOnTool(chat, remote);
+    await chat.flushCheckpoint();
+    const runActorId = `run:${run.runId}`;
+    // The run waits for its tool's result: its actor is live, under the session.
+    expect(chat.actor.system.get(runActorId)).toBe(session.getSnapshot().children[runActorId]);
+    expect(chat.actor.system.get(runActorId)).toBeDefined();
+
+    chat.store.reset();
+    expect(chat.getSnapshot().agentState.runs).toEqual({});
+    expect(chat.actor.system.get(runActorId)).toBeUndefined();
+    expect(chat.actor).toBe(root);
+    expect(chat.actor.system.get('xChat')).toBe(root);
+    expect(root.id).toBe('xChat');
+    expect(chat.actor.system.get('session')).toBe(session);
+    expect(childrenOf(chat).session).toBe(session);
+    expect(session.getSnapshot().status).toBe('active');
+
+    // A conversation restored from the checkpoint: the actors it starts with are the ones it keeps.
+    const restored = createXChatRuntime({
+      provider: remote.provider,
+      sessionId: 'session-1',
+      checkpointStorage: storage,
+      autoContinue: false,
+    });
+    const restoredRoot = restored.actor;
+    const restoredSession = restored.actor.system.get('session') as AnyActorRef;
+    expect(restoredRoot.getSnapshot().value).toBe('restoring');
+    await restored.restored;
+    expect(restored.getSnapshot().agentState.runs[run.runId]?.status).toBe('completed');
+    expect(restored.actor).toBe(restoredRoot);
+    expect(restored.actor.system.get('xChat')).toBe(restoredRoot);
+    expect(restoredRoot.id).toBe('xChat');
+    expect(restored.actor.system.get('session')).toBe(restoredSession);
+    expect(childrenOf(restored).session).toBe(restoredSession);
+    // The run restored waiting for input has its actor again, under the same session actor.
+    expect(restored.actor.system.get(runActorId)).toBeDefined();
+    expect(restored.actor.system.get(runActorId)).toBe(restoredSession.getSnapshot().children[runActorId]);
+  });
+
   it("is one actor system with the store's actors, all shown to `inspect`", async () => {
     const remote = createRemoteRuntime({
       *onCommand(command, run) {
