@@ -1,7 +1,13 @@
 import type { AgentEventLogEntry } from '../AgentEventLog';
 import { destroyQuietly, type RedisEventLogConnection } from './redisConnections';
 import { compareCursors } from './redisCursors';
-import { type FollowerOutcome, type FollowerWaiter, type RedisFollowing, serveFollowerGroup } from './redisFollowing';
+import {
+  addFollowerWaiter,
+  type FollowerGroups,
+  type FollowerOutcome,
+  type RedisFollowing,
+  serveFollowerGroup,
+} from './redisFollowing';
 
 export interface RedisFollowersOptions {
   /** Opens one blocking connection (connected) and gives its `CLIENT ID`. */
@@ -27,7 +33,7 @@ export interface RedisFollowersOptions {
 interface WatchedSession {
   sessionId: string;
   streamKey: string;
-  groups: Map<string, Set<FollowerWaiter>>;
+  groups: FollowerGroups;
   reader: Reader;
   /** The newest id someone waited after or read up to: where the XREAD watches it from while no one waits. */
   newestSeen: string;
@@ -100,36 +106,11 @@ export class RedisFollowers implements RedisFollowing {
     if (this.#closed || signal?.aborted) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       const session = this.#sessionOf(sessionId);
-      const groupKey = after ?? '';
-      let group = session.groups.get(groupKey);
-      if (group === undefined) {
-        group = new Set();
-        session.groups.set(groupKey, group);
-      }
-      const onAbort = () => waiter.settle({ entries: [] });
-      // setTimeout fires at once for a delay past 2^31 - 1 ms.
-      const timer = setTimeout(onAbort, Math.min(timeoutMs, 2 ** 31 - 1));
-      let settled = false;
-      const waiter: FollowerWaiter = {
-        after,
-        limit,
-        maxBytes,
-        settle: (outcome) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          group.delete(waiter);
-          if (group.size === 0 && session.groups.get(groupKey) === group) session.groups.delete(groupKey);
-          if (session.groups.size === 0) session.idleSince = Date.now();
-          if ('error' in outcome) reject(outcome.error);
-          else resolve(outcome.entries);
-        },
-      };
-      group.add(waiter);
+      addFollowerWaiter(session.groups, { after, limit, maxBytes, timeoutMs, signal }, resolve, reject, () => {
+        session.idleSince = Date.now();
+      });
       session.idleSince = undefined;
       session.newestSeen = newer(watchIdOf(after), session.newestSeen);
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.#watch(session, watchIdOf(after));
     });
   }

@@ -1,7 +1,13 @@
 import type { AgentEventLogEntry } from '../AgentEventLog';
 import type { RedisMessageListener } from './redisConnections';
 import { canonicalCursor, compareCursors } from './redisCursors';
-import { type FollowerWaiter, type RedisFollowing, serveFollowerGroup } from './redisFollowing';
+import {
+  addFollowerWaiter,
+  type FollowerGroups,
+  type FollowerWaiter,
+  type RedisFollowing,
+  serveFollowerGroup,
+} from './redisFollowing';
 
 export interface RedisShardedFollowersOptions {
   /**
@@ -23,7 +29,7 @@ export interface RedisShardedFollowersOptions {
 /** A session someone follows (or followed a moment ago), and its followers grouped by cursor. */
 interface FollowedSession {
   sessionId: string;
-  groups: Map<string, Set<FollowerWaiter>>;
+  groups: FollowerGroups;
   /** Subscribed: every append from now on is heard. */
   live: boolean;
   unsubscribe: (() => Promise<void>) | undefined;
@@ -33,9 +39,6 @@ interface FollowedSession {
   readAgain: boolean;
   lingering: ReturnType<typeof setTimeout> | undefined;
 }
-
-/** setTimeout fires at once for a delay past 2^31 - 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Waits for appends on behalf of `follow` on a Redis Cluster, where one XREAD across sessions
@@ -80,37 +83,13 @@ export class RedisShardedFollowers implements RedisFollowing {
     if (this.#closed || signal?.aborted) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       const session = this.#sessionOf(sessionId);
-      const groupKey = after ?? '';
-      let group = session.groups.get(groupKey);
-      if (group === undefined) {
-        group = new Set();
-        session.groups.set(groupKey, group);
-      }
-      const onAbort = () => waiter.settle({ entries: [] });
-      const timer = setTimeout(onAbort, Math.min(timeoutMs, MAX_TIMER_MS));
-      let settled = false;
-      const waiter: FollowerWaiter = {
-        after,
-        limit,
-        maxBytes,
-        settle: (outcome) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          group.delete(waiter);
-          if (group.size === 0 && session.groups.get(groupKey) === group) session.groups.delete(groupKey);
-          if (session.groups.size === 0) this.#linger(session);
-          if ('error' in outcome) reject(outcome.error);
-          else resolve(outcome.entries);
-        },
-      };
-      group.add(waiter);
+      addFollowerWaiter(session.groups, { after, limit, maxBytes, timeoutMs, signal }, resolve, reject, () =>
+        this.#linger(session),
+      );
       if (session.lingering !== undefined) {
         clearTimeout(session.lingering);
         session.lingering = undefined;
       }
-      signal?.addEventListener('abort', onAbort, { once: true });
       if (!session.live) return;
       // Read before the subscription was live, or an append heard since the read: read again.
       const heardSince = session.heard !== '0-0' && (after === undefined || compareCursors(session.heard, after) > 0);

@@ -39,6 +39,61 @@ export interface FollowerWaiter {
   settle(outcome: FollowerOutcome): void;
 }
 
+/** A session's waiting followers, grouped by the cursor they wait after (`''` for none). */
+export type FollowerGroups = Map<string, Set<FollowerWaiter>>;
+
+/** setTimeout fires at once for a delay past 2^31 - 1 ms: a longer wait is capped there (~24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Adds a follower waiting after `after` to its group in `groups`. It settles once, with its
+ * page or the read's error (`resolve`, `reject`), or with `[]` after `timeoutMs` or on abort;
+ * then it leaves its group, and `onNoneLeft` runs when the session has no group left.
+ */
+export function addFollowerWaiter(
+  groups: FollowerGroups,
+  request: {
+    after: string | undefined;
+    limit: number;
+    maxBytes: number | undefined;
+    timeoutMs: number;
+    signal: AbortSignal | undefined;
+  },
+  resolve: (entries: readonly AgentEventLogEntry[]) => void,
+  reject: (error: unknown) => void,
+  onNoneLeft: () => void,
+): void {
+  const { after, limit, maxBytes, timeoutMs, signal } = request;
+  const groupKey = after ?? '';
+  let group = groups.get(groupKey);
+  if (group === undefined) {
+    group = new Set();
+    groups.set(groupKey, group);
+  }
+  const joined = group;
+  const onAbort = () => waiter.settle({ entries: [] });
+  const timer = setTimeout(onAbort, Math.min(timeoutMs, MAX_TIMER_MS));
+  let settled = false;
+  const waiter: FollowerWaiter = {
+    after,
+    limit,
+    maxBytes,
+    settle: (outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      joined.delete(waiter);
+      if (joined.size === 0 && groups.get(groupKey) === joined) groups.delete(groupKey);
+      if (groups.size === 0) onNoneLeft();
+      if ('error' in outcome) reject(outcome.error);
+      else resolve(outcome.entries);
+    },
+  };
+  joined.add(waiter);
+  signal?.addEventListener('abort', onAbort, { once: true });
+}
+
 /** Reads a session's entries after a cursor, at most `limit` and about `maxBytes`. */
 export type FollowerRead = (
   sessionId: string,
