@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
+import type { AgentCommand } from '../protocol/commandSchemas';
 import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
 import { AgentProtocolError } from '../protocol/errors';
 import type { AgentEvent } from '../protocol/eventSchemas';
@@ -592,6 +593,254 @@ describe('agentRunMachine commands', () => {
     ]);
     expect(stateOf(run)).toBe('waiting_for_input');
     expect(run.actor.getSnapshot().can(cancel)).toBe(false);
+  });
+});
+
+describe('agentRunMachine entity commands: sent to the run, answered by the entity', () => {
+  const commands = createAgentCommandFactory({ sessionId: 's1', runId: 'r1', now: () => 0 });
+  const asEvent = <Command extends AgentCommand>(command: Command) => ({ type: command.type, command, now: 0 });
+  const childState = ({ actor }: Run, actorId: string) =>
+    (actor.getSnapshot().children[actorId] as { getSnapshot(): { value: unknown } } | undefined)?.getSnapshot().value;
+
+  /** A command the run must refuse: `can` says no, and sending it changes nothing and raises nothing. */
+  function expectRefused(run: Run, command: AgentCommand): void {
+    const event = asEvent(command);
+    const before = run.actor.getSnapshot();
+    const children = Object.fromEntries(
+      Object.keys(before.children).map((actorId) => [actorId, childState(run, actorId)]),
+    );
+    const issues = run.issues.length;
+    expect(before.can(event), `${command.type} is refused`).toBe(false);
+    run.actor.send(event);
+    expect(run.actor.getSnapshot().value).toEqual(before.value);
+    expect(readAgentRunEntities(run.actor.getSnapshot())).toEqual(readAgentRunEntities(before));
+    for (const [actorId, value] of Object.entries(children)) expect(childState(run, actorId), actorId).toEqual(value);
+    expect(run.issues).toHaveLength(issues);
+  }
+
+  /** A store fed the same events answers the command the same way. */
+  function storeAnswers(events: readonly AgentEvent[], command: AgentCommand): boolean {
+    const store = createAgentStore({ now: () => 0 });
+    for (const event of events) store.dispatch(event);
+    const can = store.can(command);
+    expect(store.submit(command)).toBe(can);
+    return can;
+  }
+
+  it('resolves an approval: the approval submits, refuses a second decision, and the runtime answer resolves it', () => {
+    const events = runEvents('r1');
+    const before = [
+      events.create('run.started', {}),
+      events.create('approval.requested', { approvalId: 'a1', version: 2 }),
+    ];
+    const run = feedRun(before);
+    const approve = commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved', expectedVersion: 2 });
+    const records = readAgentRunEntities(run.actor.getSnapshot());
+    expect(run.actor.getSnapshot().can(asEvent(approve))).toBe(true);
+    expect(storeAnswers(before, approve)).toBe(true);
+
+    run.actor.send(asEvent(approve));
+    expect(childState(run, 'approval:a1')).toEqual({ waiting: 'submitting' });
+    // A command never changes a record: only the runtime's answer does.
+    expect(readAgentRunEntities(run.actor.getSnapshot())).toEqual(records);
+    expectRefused(run, commands.create('approval.resolve', { approvalId: 'a1', decision: 'rejected' }));
+
+    // Settled (the runtime answered, or sending failed): the approval takes a decision again.
+    run.actor.send({ type: 'store.command_settled', command: approve });
+    expect(childState(run, 'approval:a1')).toEqual({ waiting: 'idle' });
+    expect(stateOf(run)).toEqual({ running: 'idle' });
+    run.actor.send(asEvent(approve));
+    const resolved = events.create('approval.resolved', { approvalId: 'a1', decision: 'approved' });
+    run.actor.send(resolved);
+    expect(readAgentRunEntities(run.actor.getSnapshot())['approval:a1']).toMatchObject({
+      status: 'resolved',
+      decision: 'approved',
+    });
+    expect(run.actor.getSnapshot().context.live).toEqual({});
+    expectRefused(run, approve);
+    expect(run.issues).toEqual([]);
+    expectSameAsStore(run, [...before, resolved]);
+  });
+
+  it('retries a retryable failed tool call: once, until its retry arrives', () => {
+    const events = runEvents('r1');
+    const before = [
+      events.create('run.started', {}),
+      events.create('tool.requested', { toolCallId: 't1', name: 'lookup', arguments: '{}' }),
+      events.create('tool.failed', { toolCallId: 't1', error: { message: 'busy', retryable: true } }),
+    ];
+    const run = feedRun(before);
+    const retry = commands.create('tool.retry', { toolCallId: 't1' });
+    expect(childState(run, 'toolCall:t1')).toEqual({ retryable: 'idle' });
+    expect(storeAnswers(before, retry)).toBe(true);
+
+    run.actor.send(asEvent(retry));
+    expect(childState(run, 'toolCall:t1')).toEqual({ retryable: 'submitting' });
+    expectRefused(run, commands.create('tool.retry', { toolCallId: 't1' }));
+    run.actor.send({ type: 'store.command_settled', command: retry });
+    expect(childState(run, 'toolCall:t1')).toEqual({ retryable: 'idle' });
+
+    // The retry arrives as a new call: the failed one records it and takes no other retry.
+    const retried = events.create('tool.requested', {
+      toolCallId: 't2',
+      name: 'lookup',
+      arguments: '{}',
+      retryOf: 't1',
+      attempt: 2,
+    });
+    run.actor.send(retried);
+    expect(readAgentRunEntities(run.actor.getSnapshot())['toolCall:t1']).toMatchObject({
+      status: 'failed',
+      retriedBy: 't2',
+    });
+    expectRefused(run, retry);
+    expect(storeAnswers([...before, retried], retry)).toBe(false);
+    expect(run.issues).toEqual([]);
+    expectSameAsStore(run, [...before, retried]);
+  });
+
+  it('takes a tool result while waiting for input; the runtime answer completes the run', () => {
+    const events = runEvents('r1');
+    const before = [
+      events.create('run.started', {}),
+      events.create('tool.requested', { toolCallId: 't1', name: 'pick_file', arguments: '{}' }),
+      events.create('run.completed', { pendingToolCallIds: ['t1'] }),
+    ];
+    const run = feedRun(before);
+    expect(stateOf(run)).toBe('waiting_for_input');
+    const result = commands.create('tool.submit_result', { toolCallId: 't1', result: { path: 'a.txt' } });
+    expect(storeAnswers(before, result)).toBe(true);
+
+    run.actor.send(asEvent(result));
+    expect(stateOf(run)).toBe('waiting_for_input');
+    expect(childState(run, 'toolCall:t1')).toEqual({ open: { awaiting_execution: 'submitting' } });
+    expect(readAgentRunEntities(run.actor.getSnapshot())['toolCall:t1']?.status).toBe('awaiting_execution');
+    expectRefused(run, commands.create('tool.submit_result', { toolCallId: 't1', result: 2 }));
+
+    const completed = events.create('tool.completed', { toolCallId: 't1', result: { path: 'a.txt' } });
+    run.actor.send(completed);
+    expect(run.actor.getSnapshot().status).toBe('done');
+    expect(readAgentRunEntities(run.actor.getSnapshot())['toolCall:t1']).toMatchObject({
+      status: 'completed',
+      result: { path: 'a.txt' },
+    });
+    expectRefused(run, result);
+    expect(run.issues).toEqual([]);
+    expectSameAsStore(run, [...before, completed]);
+  });
+
+  it('refuses a command for an entity it does not hold, of another run or session, or before the start', () => {
+    const events = runEvents('r1');
+    const run = runActor();
+    // Before the start: nothing to command, and no protocol issue either.
+    expectRefused(run, commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' }));
+    expect(stateOf(run)).toBe('pending');
+    const before = [
+      events.create('run.started', {}),
+      events.create('approval.requested', { approvalId: 'a1' }),
+      events.create('tool.requested', { toolCallId: 't1', name: 'x', arguments: '{}' }),
+      events.create('tool.failed', { toolCallId: 't1', error: { message: 'busy', retryable: true } }),
+    ];
+    for (const event of before) run.actor.send(event);
+    const otherRun = createAgentCommandFactory({ sessionId: 's1', runId: 'r2', now: () => 0 });
+    const otherSession = createAgentCommandFactory({ sessionId: 's2', runId: 'r1', now: () => 0 });
+    const refused = [
+      commands.create('approval.resolve', { approvalId: 'a9', decision: 'approved' }),
+      commands.create('tool.retry', { toolCallId: 't9' }),
+      commands.create('tool.submit_result', { toolCallId: 't9', result: 1 }),
+      // The approval's id as a tool call's, and the other way round.
+      commands.create('tool.retry', { toolCallId: 'a1' }),
+      commands.create('approval.resolve', { approvalId: 't1', decision: 'approved' }),
+      otherRun.create('approval.resolve', { approvalId: 'a1', decision: 'approved' }),
+      otherSession.create('tool.retry', { toolCallId: 't1' }),
+      otherSession.create('run.cancel', {}),
+    ];
+    for (const command of refused) {
+      expectRefused(run, command);
+      expect(storeAnswers(before, command), `${command.type} ${JSON.stringify(command.payload)}`).toBe(false);
+    }
+    expect(stateOf(run)).toEqual({ running: 'idle' });
+    expect(childState(run, 'approval:a1')).toEqual({ waiting: 'idle' });
+    expect(childState(run, 'toolCall:t1')).toEqual({ retryable: 'idle' });
+  });
+
+  it("refuses a command its entity's state refuses, as the store does", () => {
+    const events = runEvents('r1');
+    const before = [
+      events.create('run.started', {}),
+      events.create('approval.requested', { approvalId: 'a1', version: 1, editable: false }),
+      events.create('tool.requested', { toolCallId: 'streaming', name: 'x' }),
+      events.create('tool.requested', { toolCallId: 'failed', name: 'x', arguments: '{}' }),
+      events.create('tool.failed', { toolCallId: 'failed', error: { message: 'bad input' } }),
+      events.create('tool.requested', { toolCallId: 'retryable', name: 'x', arguments: '{}' }),
+      events.create('tool.failed', { toolCallId: 'retryable', error: { message: 'busy', retryable: true } }),
+      events.create('tool.requested', { toolCallId: 'awaiting', name: 'x', arguments: '{}' }),
+      events.create('tool.arguments_completed', { toolCallId: 'awaiting' }),
+    ];
+    const run = feedRun(before);
+    const refused = [
+      commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved', expectedVersion: 2 }),
+      commands.create('approval.resolve', { approvalId: 'a1', decision: 'modified', data: {} }),
+      commands.create('tool.submit_result', { toolCallId: 'streaming', result: 1 }),
+      commands.create('tool.retry', { toolCallId: 'streaming' }),
+      commands.create('tool.retry', { toolCallId: 'failed' }),
+      commands.create('tool.submit_result', { toolCallId: 'failed', result: 1 }),
+      commands.create('tool.submit_result', { toolCallId: 'retryable', result: 1 }),
+      commands.create('tool.retry', { toolCallId: 'awaiting' }),
+    ];
+    for (const command of refused) {
+      expectRefused(run, command);
+      expect(storeAnswers(before, command), `${command.type} ${JSON.stringify(command.payload)}`).toBe(false);
+    }
+    // What those states do take.
+    const accepted = [
+      commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved', expectedVersion: 1 }),
+      commands.create('tool.retry', { toolCallId: 'retryable' }),
+      commands.create('tool.submit_result', { toolCallId: 'awaiting', result: 1 }),
+    ];
+    for (const command of accepted) {
+      expect(run.actor.getSnapshot().can(asEvent(command)), command.type).toBe(true);
+      expect(storeAnswers(before, command), command.type).toBe(true);
+    }
+    expect(run.issues).toEqual([]);
+  });
+
+  it('takes no entity command once it has ended; a waiting run takes them only for what it waits on', () => {
+    const events = runEvents('r1');
+    const run = feedRun([
+      events.create('run.started', {}),
+      events.create('approval.requested', { approvalId: 'a1' }),
+      events.create('approval.requested', { approvalId: 'a2' }),
+      events.create('run.completed', { pendingApprovalIds: ['a1'] }),
+    ]);
+    expect(stateOf(run)).toBe('waiting_for_input');
+    expect(readAgentRunEntities(run.actor.getSnapshot())['approval:a2']?.status).toBe('cancelled');
+    expectRefused(run, commands.create('approval.resolve', { approvalId: 'a2', decision: 'approved' }));
+    const approve = commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' });
+    run.actor.send(asEvent(approve));
+    expect(childState(run, 'approval:a1')).toEqual({ waiting: 'submitting' });
+    run.actor.send(events.create('approval.resolved', { approvalId: 'a1', decision: 'approved' }));
+    expect(run.actor.getSnapshot().status).toBe('done');
+    expect(run.actor.getSnapshot().can(asEvent(approve))).toBe(false);
+    // The unlisted approval was closed at the terminal; the commands raised nothing.
+    expect(run.issues.map((issue) => [issue.code, issue.entityId])).toEqual([['active_entities_at_terminal', 'a2']]);
+  });
+
+  it("hands an entity command's settlement to the entity while the run's own cancel is in flight", () => {
+    const events = runEvents('r1');
+    const run = feedRun([events.create('run.started', {}), events.create('approval.requested', { approvalId: 'a1' })]);
+    const cancel = commands.create('run.cancel', {});
+    const approve = commands.create('approval.resolve', { approvalId: 'a1', decision: 'approved' });
+    run.actor.send(asEvent(cancel));
+    run.actor.send(asEvent(approve));
+    expect(stateOf(run)).toEqual({ running: 'cancelling' });
+    expect(childState(run, 'approval:a1')).toEqual({ waiting: 'submitting' });
+    run.actor.send({ type: 'store.command_settled', command: approve });
+    expect(stateOf(run)).toEqual({ running: 'cancelling' });
+    expect(childState(run, 'approval:a1')).toEqual({ waiting: 'idle' });
+    run.actor.send({ type: 'store.command_settled', command: cancel });
+    expect(stateOf(run)).toEqual({ running: 'idle' });
+    expect(run.issues).toEqual([]);
   });
 });
 

@@ -259,8 +259,8 @@ export function createAgentStoreOn(
 
     can(command) {
       if (destroyed || !isAgentCommand(command)) return false;
-      const target = commandTarget(upToDate().runs, command);
-      return target?.ref.getSnapshot().can({ type: command.type, command, now: now() }) ?? false;
+      const run = commandTarget(upToDate().runs, command);
+      return run?.getSnapshot().can({ type: command.type, command, now: now() }) ?? false;
     },
 
     submit(command) {
@@ -275,7 +275,7 @@ export function createAgentStoreOn(
       const key = commandTargetKey(command);
       if (submitting.get(key)?.commandId !== command.commandId) return;
       submitting.delete(key);
-      commandTarget(core.runs, command)?.ref.send({ type: 'store.command_settled' });
+      commandTarget(core.runs, command)?.send({ type: 'store.command_settled', command });
     },
 
     destroy() {

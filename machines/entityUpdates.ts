@@ -1,3 +1,4 @@
+import type { AgentCommand } from '../protocol/commandSchemas';
 import type { AgentMessageContent } from '../protocol/contentSchemas';
 import type { AgentErrorInfo } from '../protocol/eventSchemas';
 import type { AgentEntityBase } from './agentState';
@@ -8,9 +9,14 @@ export interface StoreTerminateEvent {
   timestamp: number;
 }
 
-/** Sent by the store when the command an entity was submitting has been settled. */
+/**
+ * Sent by the store when the command a run or an entity was submitting has been settled. A run
+ * hands it to the entity `command` addresses; without `command`, or for `run.cancel`, it is
+ * the run's own.
+ */
 export interface StoreCommandSettledEvent {
   type: 'store.command_settled';
+  command?: AgentCommand | undefined;
 }
 
 /** The reason recorded on entities closed because their run ended while they were active. */

@@ -1,5 +1,6 @@
 import { type AnyActorRef, assertEvent, assign, emit, enqueueActions, not, setup } from 'xstate';
 import { AGENT_ENTITY_EVENT_ROUTES, type AgentEntityEventRoute } from '../protocol/agentEntityKinds';
+import type { AgentCommand } from '../protocol/commandSchemas';
 import type { AgentEvent, AgentEventOf } from '../protocol/eventSchemas';
 import { getAgentEntityKey } from '../protocol/getAgentEntityKey';
 import type { AgentProtocolIssue } from '../protocol/protocolIssue';
@@ -36,8 +37,11 @@ export type RunMachineEvent =
   | AgentEvent
   | EntityForwardedEvent
   | { type: `xstate.done.actor.${string}`; actorId: string; output: unknown }
-  | CommandMachineEvent<'run.cancel'>
+  | CommandMachineEvent<'run.cancel' | EntityCommandType>
   | StoreCommandSettledEvent;
+
+/** The commands a run hands to the entity they address: its guards answer them. */
+type EntityCommandType = 'approval.resolve' | 'tool.retry' | 'tool.submit_result';
 
 /** What a run actor emits: each protocol issue it raises, as it raises it. */
 export interface AgentRunIssueEmitted {
@@ -90,6 +94,36 @@ export function entityActorId(kind: AgentEntityKind, entityId: string): string {
 }
 
 type Children = Readonly<Record<string, AnyActorRef | undefined>>;
+
+/** The actor id of the entity a command addresses inside its run; undefined for the run's own `run.cancel`. */
+export function commandActorId(command: AgentCommand): string | undefined {
+  switch (command.type) {
+    case 'approval.resolve':
+      return entityActorId('approval', command.payload.approvalId);
+    case 'tool.retry':
+    case 'tool.submit_result':
+      return entityActorId('toolCall', command.payload.toolCallId);
+    case 'run.cancel':
+      return undefined;
+  }
+}
+
+/** The command a command event or a settlement carries, if any. */
+function commandOf(event: { type: string }): AgentCommand | undefined {
+  return (event as { command?: AgentCommand }).command;
+}
+
+function isForRun(context: AgentRunContext, command: AgentCommand): boolean {
+  return command.runId === context.runId && command.sessionId === context.sessionId;
+}
+
+/** The live entity a command of this run addresses. */
+function commandedEntity(context: AgentRunContext, event: { type: string }): AnyActorRef | undefined {
+  const command = commandOf(event);
+  if (command === undefined || !isForRun(context, command)) return undefined;
+  const actorId = commandActorId(command);
+  return actorId === undefined ? undefined : context.live[actorId];
+}
 
 function routeOf(event: { type: string }): AgentEntityEventRoute {
   return AGENT_ENTITY_EVENT_ROUTES.get(event.type as AgentEvent['type']) as AgentEntityEventRoute;
@@ -254,6 +288,20 @@ const ENTITY_EVENTS_WHILE_WAITING = Object.fromEntries(
 );
 
 /**
+ * The entity commands, and their settlements, while the run has live entities: handed to the
+ * entity the command addresses when its machine accepts the command now. A command the
+ * entity refuses (or for an entity the run does not hold live, or of another run) takes no
+ * transition, so `snapshot.can(command)` is false and sending it changes nothing, as the
+ * store's `can` and `submit` answer; it is no protocol issue.
+ */
+const ENTITY_COMMANDS = {
+  'approval.resolve': { guard: 'entityAccepts', actions: 'forwardCommand' },
+  'tool.retry': { guard: 'entityAccepts', actions: 'forwardCommand' },
+  'tool.submit_result': { guard: 'entityAccepts', actions: 'forwardCommand' },
+  'store.command_settled': { guard: 'settlesLiveEntity', actions: 'forwardCommand' },
+} as const;
+
+/**
  * The lifecycle of one run, and the owner of its entities: `pending -> running -> completed
  * | failed | cancelled`. Fed its run's AgentEvents (validated, in order: `runAgentProvider`'s
  * `onEvent` gives them so), it spawns one child actor per message, reasoning, tool call,
@@ -269,7 +317,15 @@ const ENTITY_EVENTS_WHILE_WAITING = Object.fromEntries(
  * `pendingApprovalIds`; AG-UI's `interrupt`) keeps those live and sits in
  * `waiting_for_input` (its record says `completed`) until they settle; every other active
  * entity is cancelled (`run_terminated`) and reported. In `strict` mode such a terminal is
- * refused instead. While running it accepts the `run.cancel` command, one at a time.
+ * refused instead.
+ *
+ * Commands are events sent to the run, as `{ type: command.type, command, now }`: while
+ * running it takes `run.cancel` itself, one at a time; `approval.resolve`, `tool.retry` and
+ * `tool.submit_result` (running or waiting for input) go to the entity they name, whose guards
+ * answer them, so `snapshot.can(event)` says whether the command would be taken now. A
+ * command that is refused changes nothing. `{ type: 'store.command_settled', command }` ends
+ * a submission, so that the target takes a command again. A command never changes a record:
+ * only the runtime's events that answer it do.
  *
  * @example
  * const run = createActor(agentRunMachine, { input: { sessionId: 's1', runId: 'r1' } }).start();
@@ -309,6 +365,20 @@ export const agentRunMachine = setup({
     },
     endsWithProblems: ({ context, event }) =>
       context.strict && planRunEnd(context, context.live, event as RunTerminalEvent).problems.length > 0,
+    /** A command of this run (its `runId` and `sessionId`). */
+    isForThisRun: ({ context, event }) => {
+      const command = commandOf(event);
+      return command !== undefined && isForRun(context, command);
+    },
+    /** The entity a command names is live, and its machine takes the command now. */
+    entityAccepts: ({ context, event }) => commandedEntity(context, event)?.getSnapshot().can(event) ?? false,
+    /** A settlement of an entity's command, and the entity is still live. */
+    settlesLiveEntity: ({ context, event }) => commandedEntity(context, event) !== undefined,
+    /** A settlement of the run's own command: `run.cancel`, or one that names none. */
+    settlesRun: ({ event }) => {
+      const command = commandOf(event);
+      return command === undefined || command.type === 'run.cancel';
+    },
     /** Whether an entity the run waits on is still open. */
     waitsForInput: ({ context }) => Object.values(context.live).some(waitsForApplication),
   },
@@ -334,6 +404,10 @@ export const agentRunMachine = setup({
       if (retryOf === undefined) return;
       const original = context.live[entityActorId('toolCall', retryOf)];
       original?.send({ type: 'store.retried', toolCallId, timestamp: event.timestamp });
+    },
+    /** Hands a command (or its settlement) to the entity it names; the guard checked it is live. */
+    forwardCommand: ({ context, event }) => {
+      commandedEntity(context, event)?.send(event);
     },
     /** Hands the event to its entity, then looks at what the entity did with it. */
     forwardToEntity: enqueueActions(({ context, event, enqueue }) => {
@@ -474,8 +548,12 @@ export const agentRunMachine = setup({
     pending: {
       on: {
         'run.started': { target: 'running', actions: 'start' },
-        // A command is no protocol event: before the start there is nothing to cancel (`can` says no).
+        // A command is no protocol event: before the start there is nothing to command (`can` says no).
         'run.cancel': {},
+        'approval.resolve': {},
+        'tool.retry': {},
+        'tool.submit_result': {},
+        'store.command_settled': {},
         '*': { actions: 'refuseBeforeStart' },
       },
     },
@@ -483,11 +561,12 @@ export const agentRunMachine = setup({
       tags: ['active'],
       initial: 'idle',
       states: {
-        idle: { on: { 'run.cancel': { target: 'cancelling' } } },
-        cancelling: { on: { 'store.command_settled': { target: 'idle' } } },
+        idle: { on: { 'run.cancel': { guard: 'isForThisRun', target: 'cancelling' } } },
+        cancelling: { on: { 'store.command_settled': { guard: 'settlesRun', target: 'idle' } } },
       },
       on: {
         ...ENTITY_EVENTS_WHILE_RUNNING,
+        ...ENTITY_COMMANDS,
         'run.started': { actions: 'refuseSecondStart' },
         'tool.requested': [
           { guard: 'isKnownEntity', actions: 'refuseDuplicate' },
@@ -523,6 +602,7 @@ export const agentRunMachine = setup({
       always: { guard: not('waitsForInput'), target: 'completed', actions: 'letGoOfAll' },
       on: {
         ...ENTITY_EVENTS_WHILE_WAITING,
+        ...ENTITY_COMMANDS,
         // The run has ended: a second start or terminal is refused, as the store refuses it.
         'run.started': { actions: 'refuseSecondStart' },
         'run.completed': { actions: 'refuseAfterTerminal' },

@@ -163,6 +163,8 @@ const runStarted = event('run.started', {});
 function inputOf(model: Model) {
   if (model.start === undefined) {
     return {
+      sessionId: SESSION_ID,
+      runId: RUN_ID,
       run: {
         id: RUN_ID,
         sessionId: SESSION_ID,

@@ -1,21 +1,18 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentCommand } from '../../protocol/commandSchemas';
 import { getAgentEntityKey } from '../../protocol/getAgentEntityKey';
-import type { RunHandle } from './handles';
+import { commandActorId } from '../runMachine';
+import type { RunHandle, RunRef } from './handles';
 
-/** The actor a command addresses: the run for `run.cancel`, else the approval or tool call, while live. */
+/**
+ * The run actor a command goes to, while the run is live: the run takes `run.cancel` itself
+ * and hands the entity commands to the approval or tool call they name, whose guards answer.
+ */
 export function commandTarget(
   runs: { get(runId: string): RunHandle | undefined },
   command: AgentCommand,
-): { run: RunHandle; ref: AnyActorRef } | undefined {
-  const run = runs.get(command.runId);
-  if (run?.ref === undefined || run.sessionId !== command.sessionId) return undefined;
-  if (command.type === 'run.cancel') return { run, ref: run.ref };
-  const handle =
-    command.type === 'approval.resolve'
-      ? run.entities.approval.get(command.payload.approvalId)
-      : run.entities.toolCall.get(command.payload.toolCallId);
-  return handle?.ref ? { run, ref: handle.ref } : undefined;
+): RunRef | undefined {
+  return runs.get(command.runId)?.ref;
 }
 
 /** The entity id a command addresses: the approval or tool call, '' for the run itself. */
@@ -36,17 +33,21 @@ export function commandTargetKey(command: AgentCommand): string {
   return `${command.type}|${getAgentEntityKey(command.runId, commandEntityId(command))}`;
 }
 
-/** Sends a command to its machine if the machine accepts it now; says whether it did. */
+/** Sends a command to its run if the machines accept it now; says whether they took it. */
 export function submitCommand(
   runs: { get(runId: string): RunHandle | undefined },
   command: AgentCommand,
   now: number,
 ): boolean {
-  const target = commandTarget(runs, command);
-  if (target === undefined) return false;
+  const run = commandTarget(runs, command);
+  if (run === undefined) return false;
   const event = { type: command.type, command, now };
-  const before = target.ref.getSnapshot();
+  const before = run.getSnapshot();
   if (!before.can(event)) return false;
-  target.ref.send(event);
-  return target.ref.getSnapshot() !== before;
+  // The actor that changes: the entity the run hands the command to, or the run itself.
+  const actorId = commandActorId(command);
+  const target: AnyActorRef = actorId === undefined ? run : (before.context.live[actorId] as AnyActorRef);
+  const targetBefore = target.getSnapshot();
+  run.send(event);
+  return target.getSnapshot() !== targetBefore;
 }
