@@ -1,9 +1,13 @@
 import type { CommandRunner } from './createCommandRunner';
 import type { RuntimeCore } from './runtimeCore';
+import { scheduleNotification } from './scheduleNotification';
 
 /** How a conversation tells its listeners, and how it ends: dropped streams, a user leaving, `destroy`. */
 export interface ConversationLifecycle {
-  /** Tells the listeners in a task of their own, once however many changes the task made. */
+  /**
+   * Tells the listeners at the next animation frame (in a task of their own where no frame
+   * comes), once however many changes were made meanwhile.
+   */
   schedule(): void;
   subscribe(listener: () => void): () => void;
   abort(reason?: unknown): void;
@@ -22,8 +26,9 @@ export interface ConversationLifecycleParts {
 }
 
 /**
- * The conversation's one notification scheduler and its end. Listeners hear of changes in a
- * task of their own, after the run has dispatched what one read of the stream holds: a
+ * The conversation's notifications and its end. Listeners hear of changes through
+ * `scheduleNotification` (at the next animation frame in a browser whose page is shown, else
+ * in a task of their own), after the run has dispatched what one read of the stream holds: a
  * transport yields frame by frame, through microtasks, and reading AgentState after each
  * event would undo the store's coalescing. They are called after the actors have taken the
  * change, never from within one: a listener that acts at once (approves, retries) finds the
@@ -80,7 +85,7 @@ export function createConversationLifecycle(
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    setTimeout(notify, 0);
+    scheduleNotification(notify);
   };
   // Every change of the conversation's AgentState: listeners are told, and a checkpoint is
   // due (not while restoring: the restored state is what was saved; `core.checkpoint` says so).

@@ -1,11 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEmptyAgentState } from '../machines/agentState';
-import type { XChatRuntime, XChatSnapshot } from './createXChatRuntime';
+import { stubPaintedPage } from '../tests/support/paintedPage';
+import { createRemoteRuntime } from '../tests/support/remoteRuntime';
+import { createXChatRuntime, type XChatRuntime, type XChatSnapshot } from './createXChatRuntime';
 import { createXChatSource } from './createXChatSource';
 import { createXChatMessageLayer } from './xChatMessageLayer';
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.unstubAllGlobals();
 });
 
 /** A runtime whose snapshot the test replaces and announces, as a streaming run does. */
@@ -107,6 +110,33 @@ describe('createXChatSource', () => {
       isRequesting: false,
       error: { source: 'run', message: 'Rate limited', code: 'rate_limit' },
     });
+  });
+
+  it("shows a runtime's change at the next animation frame, with no task before it", async () => {
+    const page = stubPaintedPage();
+    const remote = createRemoteRuntime();
+    const runtime = createXChatRuntime({ provider: remote.provider, sessionId: 's1' });
+    const layer = createXChatMessageLayer({ readMessages: () => runtime.getSnapshot().messages });
+    const chat = createXChatSource(runtime, layer);
+    const next = vi.fn();
+    chat.subscribe(next);
+    const started = remote.nextRun();
+    // A change in this task: the request waits to start.
+    const result = runtime.request({ prompt: 'Go' });
+    expect(next).not.toHaveBeenCalled();
+    expect(page.frames.size).toBe(1);
+    page.runFrames();
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(next.mock.calls[0]?.[0]).toMatchObject({ isRequesting: true });
+    expect(page.frames.size).toBe(0);
+
+    const run = await started;
+    run.push((events) => [events.emit('run.completed', {})]);
+    run.end();
+    expect((await result).status).toBe('completed');
+    page.runFrames();
+    expect(chat.getSnapshot()).toMatchObject({ isRequesting: false, messages: [{ message: { content: 'Go' } }] });
+    runtime.destroy();
   });
 
   it("wakes a message's listeners only when that message changes, comes or goes", () => {

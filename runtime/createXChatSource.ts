@@ -33,8 +33,9 @@ export interface XChatObserver {
 /**
  * One chat's view of a conversation, shaped as `useSelector` takes an actor
  * (`getSnapshot`, `subscribe(observer) => { unsubscribe }`), with render batching: the
- * runtime's changes reach observers at most once per animation frame, or once per
- * `throttleMs` when it is given. Changes of the message layer reach them at once.
+ * runtime's changes reach observers when the runtime tells of them, at most once per
+ * animation frame (once per task where no frame comes), or once per `throttleMs` when it is
+ * given. Changes of the message layer reach them at once.
  */
 export interface XChatSource<Input = unknown> {
   readonly runtime: XChatRuntime<Input>;
@@ -68,13 +69,9 @@ function isFollowingARun(agentState: AgentState, sessionId: string, stranded: re
   return stranded.length === 0 ? running.length > 0 : running.some((run) => !stranded.includes(run.id));
 }
 
-/** Runs `flush` at the next animation frame, or after `throttleMs` (16 ms where there are no frames). */
-function scheduleFlush(flush: () => void, throttleMs: number | undefined): Cancel {
-  if (throttleMs === undefined && typeof requestAnimationFrame === 'function') {
-    const frame = requestAnimationFrame(flush);
-    return () => cancelAnimationFrame(frame);
-  }
-  const timer = setTimeout(flush, throttleMs ?? 16);
+/** Runs `flush` after `throttleMs`. */
+function scheduleFlush(flush: () => void, throttleMs: number): Cancel {
+  const timer = setTimeout(flush, throttleMs);
   return () => clearTimeout(timer);
 }
 
@@ -142,9 +139,15 @@ export function createXChatSource<Input>(
     }
   };
 
-  const onRuntimeChange = () => {
-    cancelFlush ??= scheduleFlush(flush, options.throttleMs);
-  };
+  const { throttleMs } = options;
+  // The runtime tells of its changes already batched, once per frame or task
+  // (`scheduleNotification`): the view flushes then, with no wait of its own on top.
+  const onRuntimeChange =
+    throttleMs === undefined
+      ? flush
+      : () => {
+          cancelFlush ??= scheduleFlush(flush, throttleMs);
+        };
 
   const listen = () => {
     const stopRuntime = runtime.subscribe(onRuntimeChange);

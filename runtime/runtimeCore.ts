@@ -48,7 +48,7 @@ export interface RuntimeCore {
    * checkpoint without a cursor or a resumable provider. Nothing here will end them.
    */
   readonly strandedRuns: Set<string>;
-  /** Tells the runtime's listeners, in a task of their own. */
+  /** Tells the runtime's listeners, at the next animation frame or in a task of their own (`scheduleNotification`). */
   schedule(): void;
   /** Sends an event to the conversation's actor, unless it is stopped. */
   send(event: XChatRuntimeEvent): void;
