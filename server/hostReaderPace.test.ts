@@ -23,6 +23,8 @@ const FRAME_MS = 100;
 /** Far below what the run writes: the reader is hundreds of times the queue and the feed behind. */
 const MAX_QUEUED_BYTES = 65_536;
 const FEED_CAPACITY = 16;
+/** The clock's own setTimeout, taken before any test fakes it. */
+const realSetTimeout = globalThis.setTimeout;
 
 const providers = {
   answer: createLocalAgentProvider({ script: { steps: [{ type: 'text', deltas: ['Caught ', 'up.'] }] } }),
@@ -83,14 +85,14 @@ function describeReaderPace(name: string, open: () => Promise<AgentEventLog>) {
       );
       expect(response.status).toBe(200);
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-      await host.startRun(base.split('/').at(-1) as string, { provider: 'fast', input: {}, runId: 'r1' });
-      await vi.waitUntil(
-        async () => (await host.getState(base.split('/').at(-1) as string)).state.runs.r1?.status === 'completed',
-        {
-          timeout: 60_000,
-          interval: 20,
-        },
-      );
+      const sessionId = base.split('/').at(-1) as string;
+      await host.startRun(sessionId, { provider: 'fast', input: {}, runId: 'r1' });
+      // Waits in real time: vi.waitUntil would move the fake clock on at every poll, and a run
+      // slow to write (a loaded machine) would have the unread reader dropped before it reads.
+      for (let waited = 0; (await host.getState(sessionId)).state.runs.r1?.status !== 'completed'; waited += 20) {
+        if (waited > 60_000) throw new Error('The fast run did not complete within a minute');
+        await new Promise((resolve) => realSetTimeout(resolve, 20));
+      }
       return readFrames(response);
     }
 
