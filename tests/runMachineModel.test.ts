@@ -10,6 +10,8 @@ import {
 import { createAgentStore } from '../machines/createAgentStore';
 import { isWaitingForInput } from '../machines/pendingInput';
 import { agentRunMachine, entityActorId, readAgentRunEntities } from '../machines/runMachine';
+import type { AgentCommand } from '../protocol/commandSchemas';
+import { createAgentCommandFactory } from '../protocol/createAgentCommandFactory';
 import type { AgentEvent } from '../protocol/eventSchemas';
 import type { AgentProtocolIssue } from '../protocol/protocolIssue';
 import { runEvents } from './support/events';
@@ -160,6 +162,11 @@ class StoreDriver {
     const before = this.store.getSnapshot().issues.length;
     this.store.dispatch(this.renumbered(event));
     return this.store.getSnapshot().issues.slice(before);
+  }
+
+  /** Submits a command, as `agentActions` does: whether the machines took it. */
+  submit(command: AgentCommand): boolean {
+    return this.store.submit(command);
   }
 }
 
@@ -366,5 +373,263 @@ describe('model-based: the run machine with its children, against the store', ()
     expect([...settledBy].sort()).toEqual(['approval.resolved', 'tool.completed', 'tool.failed']);
 
     for (const path of throughWaiting) checkPath(path);
+  });
+});
+
+/**
+ * The run machine with its commands. The same replay as above, with steps that are commands
+ * as the run takes them (`{ type, command, now }`) and the settlement of a command it took
+ * (`{ type: 'store.command_settled', command }`, offered only while that command is in flight,
+ * as the store settles only the command it submitted). Each path runs against a store that
+ * submits and settles the same commands: at every step it takes what the run takes.
+ */
+const commandFactory = createAgentCommandFactory({ sessionId: 's1', runId: 'r1', now: () => 0 });
+const modelCommands = {
+  toolRetry: commandFactory.create('tool.retry', { toolCallId: 't1' }),
+  toolSubmitResult: commandFactory.create('tool.submit_result', { toolCallId: 't1', result: { found: true } }),
+  runCancel: commandFactory.create('run.cancel', {}),
+};
+const retryRequested = events.create('tool.requested', { toolCallId: 't2', name: 'lookup', retryOf: 't1', attempt: 2 });
+
+interface CommandStep {
+  type: AgentCommand['type'];
+  command: AgentCommand;
+  now: number;
+}
+interface SettlementStep {
+  type: 'store.command_settled';
+  command: AgentCommand;
+}
+type Step = AgentEvent | CommandStep | SettlementStep;
+
+const commandStep = (command: AgentCommand): CommandStep => ({ type: command.type, command, now: 0 });
+const settlementStep = (command: AgentCommand): SettlementStep => ({ type: 'store.command_settled', command });
+const isCommandStep = (step: Step): step is CommandStep | SettlementStep => 'command' in step;
+const stepKey = (step: Step) =>
+  isCommandStep(step)
+    ? `${step.type === 'store.command_settled' ? 'settled' : 'command'}:${step.command.commandId}`
+    : step.eventId;
+const describeStep = (step: Step) =>
+  isCommandStep(step) ? `${step.type}(${step.command.type})` : step.type + JSON.stringify(step.payload);
+
+const commandEvents: AgentEvent[] = [
+  modelEvents.runStarted,
+  modelEvents.toolRequested,
+  modelEvents.toolArgumentsCompleted,
+  modelEvents.toolFailed,
+  modelEvents.toolCompleted,
+  retryRequested,
+  modelEvents.runCompletedPendingTool,
+  modelEvents.runCancelled,
+];
+const commandAlphabet: CommandStep[] = Object.values(modelCommands).map(commandStep);
+
+interface CommandModelContext {
+  steps: Step[];
+  view: string;
+  /** The commands the run took and that are not settled yet, by id. */
+  inFlight: AgentCommand[];
+  ended: boolean;
+}
+
+const commandContexts = new Map<string, CommandModelContext>();
+
+function commandModelContext(steps: Step[]): CommandModelContext {
+  const key = steps.map(stepKey).join(',');
+  const known = commandContexts.get(key);
+  if (known !== undefined) return known;
+  const actor = createActor(agentRunMachine, { input: { sessionId: 's1', runId: 'r1' } }).start();
+  let inFlight: AgentCommand[] = [];
+  for (const step of steps) {
+    if (actor.getSnapshot().status !== 'active') break;
+    if (step.type === 'store.command_settled') {
+      inFlight = inFlight.filter((command) => command !== step.command);
+    } else if (isCommandStep(step) && actor.getSnapshot().can(step)) {
+      inFlight = [...inFlight, step.command];
+    }
+    actor.send(step as never);
+  }
+  const context: CommandModelContext = {
+    steps,
+    view: viewOf(actor),
+    inFlight,
+    ended: actor.getSnapshot().status === 'done',
+  };
+  actor.stop();
+  commandContexts.set(key, context);
+  return context;
+}
+
+const commandModel = fromTransition(
+  (context: CommandModelContext, step: Step) => commandModelContext([...context.steps, step]),
+  commandModelContext([]),
+);
+type CommandModelSnapshot = TransitionSnapshot<CommandModelContext>;
+type CommandModelPath = StatePath<CommandModelSnapshot, Step>;
+const serializeCommandState = (snapshot: CommandModelSnapshot) =>
+  `${snapshot.context.view} in flight: ${snapshot.context.inFlight.map((command) => command.type).join(',')}`;
+const commandRunValue = (snapshot: CommandModelSnapshot) => (JSON.parse(snapshot.context.view) as { run: unknown }).run;
+
+/**
+ * Replays a path into a real run actor and a real store: each command the run takes (its
+ * `can`) the store's `can` and `submit` take, each settlement goes to both, events give the
+ * same issues, and both hold the same records. At the end, the store answers every command
+ * as the run does. Returns how many commands both refused along the way and at the end.
+ */
+function checkCommandPath(path: CommandModelPath): number {
+  const issues: AgentProtocolIssue[] = [];
+  const oracle = createActor(agentRunMachine, { input: { sessionId: 's1', runId: 'r1' } });
+  oracle.on('issue', ({ issue }) => issues.push(issue));
+  oracle.start();
+  const driver = new StoreDriver();
+  const steps = path.steps.slice(1).map((step) => step.event);
+  const where = steps.map(describeStep).join(' -> ');
+  let refused = 0;
+  for (const step of path.steps.slice(1)) {
+    issues.length = 0;
+    const event = step.event;
+    if (event.type === 'store.command_settled') {
+      driver.store.settle(event.command);
+      oracle.send(event);
+    } else if (isCommandStep(event)) {
+      const can = oracle.getSnapshot().can(event);
+      expect(driver.store.can(event.command), `${where}: can ${event.command.type}`).toBe(can);
+      expect(driver.submit(event.command), `${where}: submit ${event.command.type}`).toBe(can);
+      if (!can) refused += 1;
+      oracle.send(event);
+      expect(issues, `${where}: a command raises no issue`).toEqual([]);
+    } else {
+      const storeIssues = driver.dispatch(event);
+      oracle.send(event);
+      expect(storeIssues.map(comparable), `${where}: issues at ${event.type}`).toEqual(issues.map(comparable));
+    }
+    expect(viewOf(oracle), where).toBe(step.state.context.view);
+    const snapshot = oracle.getSnapshot();
+    expectAgreement(
+      driver.store.getSnapshot(),
+      {
+        ...modelContext([]),
+        run: snapshot.context.run,
+        entities: readAgentRunEntities(snapshot),
+        waiting: snapshot.matches('waiting_for_input'),
+      },
+      `${where} (${event.type})`,
+    );
+  }
+  const last = oracle.getSnapshot();
+  for (const candidate of commandAlphabet) {
+    const can = last.status === 'active' && last.can(candidate);
+    expect(driver.store.can(candidate.command), `${where} + ${candidate.type}`).toBe(can);
+    if (!can) refused += 1;
+  }
+  oracle.stop();
+  return refused;
+}
+
+describe('model-based: the run machine with its commands, against the store', () => {
+  it('shortest paths reach every command state; the store takes and refuses the commands the run does', () => {
+    const paths = getShortestPaths(commandModel, {
+      events: (snapshot) =>
+        snapshot.context.ended
+          ? []
+          : [...commandEvents, ...commandAlphabet, ...snapshot.context.inFlight.map(settlementStep)],
+      serializeState: serializeCommandState,
+    });
+    console.log(`run machine command model: ${paths.length} shortest paths (one per state)`);
+    expect(paths.length).toBeGreaterThanOrEqual(190);
+
+    const views = paths.map(
+      (path) =>
+        JSON.parse(path.state.context.view) as {
+          run: unknown;
+          live: Record<string, unknown>;
+          finished: Record<string, string>;
+        },
+    );
+    const reached = (predicate: (view: (typeof views)[number]) => boolean) => views.some(predicate);
+    // The run's own command, and each entity command in flight.
+    expect(reached((view) => JSON.stringify(view.run) === JSON.stringify({ running: 'cancelling' }))).toBe(true);
+    expect(
+      reached((view) => JSON.stringify(view.live['toolCall:t1']) === JSON.stringify({ retryable: 'submitting' })),
+    ).toBe(true);
+    // A run waiting for input takes the result of the tool it waits on.
+    const takenWhileWaiting = paths.filter((path) => {
+      const [previous, last] = path.steps.slice(-2);
+      return (
+        previous !== undefined &&
+        last?.event.type === 'tool.submit_result' &&
+        commandRunValue(previous.state) === 'waiting_for_input' &&
+        last.state.context.inFlight.length > previous.state.context.inFlight.length
+      );
+    });
+    expect(takenWhileWaiting.length).toBeGreaterThan(0);
+    for (const path of takenWhileWaiting) {
+      const view = JSON.parse(path.state.context.view) as { run: unknown; live: Record<string, unknown> };
+      expect(view.run).toBe('waiting_for_input');
+      expect(view.live['toolCall:t1']).toEqual({ open: { awaiting_execution: 'submitting' } });
+    }
+    // The retry arrived: the call it retries failed for good.
+    expect(reached((view) => view.finished['toolCall:t1'] === 'failed' && 'toolCall:t2' in view.live)).toBe(true);
+    expect(new Set(paths.map((path) => JSON.stringify(commandRunValue(path.state))))).toContain(
+      JSON.stringify('cancelled'),
+    );
+
+    let refused = 0;
+    for (const path of paths) refused += checkCommandPath(path);
+    console.log(`run machine command model: ${refused} command refusals checked against the store`);
+    expect(refused).toBeGreaterThanOrEqual(500);
+  });
+
+  it('simple paths through a tool retry: taken once, settled, then the retry closes the failed call', () => {
+    const retryAlphabet: Step[] = [
+      modelEvents.runStarted,
+      modelEvents.toolRequested,
+      modelEvents.toolFailed,
+      retryRequested,
+      commandStep(modelCommands.toolRetry),
+      commandStep(modelCommands.runCancel),
+      modelEvents.runCancelled,
+    ];
+    const paths = getSimplePaths(commandModel, {
+      events: (snapshot) =>
+        snapshot.context.ended ? [] : [...retryAlphabet, ...snapshot.context.inFlight.map(settlementStep)],
+      serializeState: serializeCommandState,
+    });
+    console.log(`run machine command model: ${paths.length} simple paths with a retry`);
+    expect(paths.length).toBeGreaterThanOrEqual(700);
+    // On every path the retry is taken only while t1 failed retryable and nothing is in flight;
+    // once the retry arrives for a call that failed retryable (in flight or not), that call has failed for good.
+    let taken = 0;
+    for (const path of paths) {
+      path.steps.forEach((step, index) => {
+        const previous = path.steps[index - 1];
+        if (previous === undefined) return;
+        const before = JSON.parse(previous.state.context.view) as { live: Record<string, unknown> };
+        const after = JSON.parse(step.state.context.view) as {
+          live: Record<string, unknown>;
+          finished: Record<string, string>;
+        };
+        const where = path.steps
+          .slice(1, index + 1)
+          .map((each) => describeStep(each.event))
+          .join(' -> ');
+        if (
+          step.event.type === 'tool.retry' &&
+          step.state.context.inFlight.length > previous.state.context.inFlight.length
+        ) {
+          expect(before.live['toolCall:t1'], where).toEqual({ retryable: 'idle' });
+          expect(after.live['toolCall:t1'], where).toEqual({ retryable: 'submitting' });
+          taken += 1;
+        }
+        const t1 = before.live['toolCall:t1'];
+        if (step.event === retryRequested && typeof t1 === 'object' && t1 !== null && 'retryable' in t1) {
+          expect(after.live['toolCall:t1'], where).toBeUndefined();
+          expect(after.finished['toolCall:t1'], where).toBe('failed');
+        }
+      });
+    }
+    console.log(`run machine command model: ${taken} retries taken on those paths`);
+    expect(taken).toBeGreaterThanOrEqual(600);
+    for (const path of paths) checkCommandPath(path);
   });
 });
