@@ -18,11 +18,17 @@ export const TOLERANCE_KB = 0.1;
 
 /** The README's block for these sizes, markers included. */
 export function readmeBlock(sizes: readonly StatedSize[]): string {
+  const header = ['what the application imports (esbuild, minified, min+gzip, browser)', 'KB'];
+  const rows = sizes.map((size) => [size.name, size.gzipKb.toFixed(1)]);
+  // Columns padded as the formatter (biome) prints a Markdown table, so `npm run lint` agrees.
+  const widths = header.map((_, column) => Math.max(3, ...[header, ...rows].map((row) => row[column]!.length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
   return [
     README_START,
-    '| what the application imports (esbuild, minified, min+gzip, browser) | KB |',
-    '|---|---|',
-    ...sizes.map((size) => `| ${size.name} | ${size.gzipKb.toFixed(1)} |`),
+    line(header),
+    line(widths.map((width) => '-'.repeat(width))),
+    ...rows.map(line),
     README_END,
   ].join('\n');
 }
@@ -97,7 +103,7 @@ export function disagreements(where: string, measured: readonly StatedSize[], st
 
 function figuresOf(lines: readonly string[]): number[] {
   return lines.flatMap((line) => {
-    const match = /^\| .* \| ([\d.]+) \|$/.exec(line);
+    const match = /^\| .* \| ([\d.]+) *\|$/.exec(line);
     return match ? [Number(match[1])] : [];
   });
 }

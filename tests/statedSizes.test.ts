@@ -44,7 +44,11 @@ describe('stated sizes: the README block and the RESULTS rows', () => {
     const readme = `# Title\n\nBefore.\n\n${README_START}\n| old | 45.4 |\n${README_END}\n\nAfter 45.4 KB.\n`;
     const written = withReadmeBlock(readme, sizes);
     expect(readmeFigures(written)).toEqual([43.2, 61.5, 64]);
-    expect(written).toContain('| an app | 64.0 |');
+    // As the formatter prints a table: every cell padded to its column's width.
+    const heading = '| what the application imports (esbuild, minified, min+gzip, browser) | KB   |';
+    expect(written).toContain(heading);
+    expect(written).toContain(`| ${'-'.repeat(heading.indexOf(' | KB') - 2)} | ---- |`);
+    expect(written).toContain(`| an app${' '.repeat(heading.indexOf(' | KB') - 2 - 'an app'.length)} | 64.0 |`);
     expect(written.startsWith('# Title\n\nBefore.\n\n')).toBe(true);
     expect(written.endsWith(`${README_END}\n\nAfter 45.4 KB.\n`)).toBe(true);
     expect(withReadmeBlock(written, sizes)).toBe(written);
