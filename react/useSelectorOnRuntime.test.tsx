@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { act, cleanup, render } from '@testing-library/react';
+import { act, cleanup, render, waitFor } from '@testing-library/react';
 import { useSelector } from '@xstate/react';
 import { useSyncExternalStore } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,8 +8,6 @@ import { createXChatRuntime, type XChatRuntime } from '../runtime/createXChatRun
 import { createRemoteRuntime, requestCompletedRun } from '../tests/support/remoteRuntime';
 
 afterEach(cleanup);
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** The number of messages, read through the runtime's `subscribe` and `getSnapshot`. */
 function MessageCount({ chat, rendered }: { chat: XChatRuntime<unknown>; rendered: number[] }) {
@@ -40,9 +38,9 @@ describe('reading the runtime from React', () => {
 
     await act(async () => {
       await requestCompletedRun(chat, remote, 'Again');
-      for (let index = 0; index < 3; index += 1) await tick();
     });
-    expect(view.getByTestId('count').textContent).toBe('2');
+    // The runtime notifies at its next animation frame (jsdom paints them): wait for it.
+    await waitFor(() => expect(view.getByTestId('count').textContent).toBe('2'));
   });
 
   it('selects the conversation machine from its actor: restoring, then ready, with no run actor left after a run', async () => {
