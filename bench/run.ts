@@ -22,7 +22,13 @@ import {
   measureCheckpointOverhead,
 } from './checkpointOverhead';
 import { AGUI_CLIENT_PIPELINE, floor, PIPELINES } from './pipelines';
-import { type RedisClusterReport, redisClusterSection, redisClusterTarget } from './redisClusterReport';
+import {
+  type RedisClusterReport,
+  redisClusterSection,
+  redisClusterTarget,
+  SCALE_OUT,
+  scaleOutArguments,
+} from './redisClusterReport';
 import { type ServerLoadReport, serverLoadSection, serverLoadTarget } from './serverLoadReport';
 import { createWorkload, encodeAgUI, encodeOpenAI, encodeUIMessageStream, storeWithEntities } from './workload';
 
@@ -328,7 +334,8 @@ const serverLoad = JSON.parse(
 ) as ServerLoadReport[];
 console.log('measured the agent host under load');
 
-// The host over a Redis Cluster: 1 then 2 host processes with 400 readers, and a failover.
+// The host over a Redis Cluster: 1 and 2 host processes with 400 light readers, in rounds that
+// take turns, and a failover.
 const benchScript = async (file: string, args: string[]) =>
   JSON.parse(
     (
@@ -342,11 +349,11 @@ const benchScript = async (file: string, args: string[]) =>
 let redisCluster: RedisClusterReport | undefined;
 if (redisClusterAvailable()) {
   const scaleOut: ServerLoadReport[] = [];
-  for (const hosts of [1, 2]) {
-    // Two client processes either way: only the host processes change.
-    const args = ['--json', '--modes', 'redis-cluster', '--clients', '400', '--client-processes', '2'];
-    args.push('--cluster-hosts', String(hosts));
-    scaleOut.push(...((await benchScript('./server.ts', args)) as ServerLoadReport[]));
+  for (let round = 0; round < SCALE_OUT.rounds; round += 1) {
+    for (const hosts of SCALE_OUT.hosts) {
+      // The same client processes either way: only the host processes change.
+      scaleOut.push(...((await benchScript('./server.ts', scaleOutArguments(hosts))) as ServerLoadReport[]));
+    }
   }
   const failover = (await benchScript('./redisClusterFailover.ts', ['--json'])) as RedisClusterReport['failover'];
   redisCluster = { scaleOut, failover };

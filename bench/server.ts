@@ -2,23 +2,27 @@
 // on one host, with a memory log and with a Redis log, and on two hosts over a Redis Cluster
 // (three masters, three replicas), the clients spread over both. A host runs in a process of its own
 // (bench/serverHost.ts), so its memory is its own; the clients run in one or more other
-// processes (bench/serverClientProcess.ts). Every client's final state must equal the host's
-// state of the session, every event arrive once and in order, or the bench throws.
+// processes (bench/serverClientProcess.ts). Every event must arrive once and in order at every
+// client, and every full client's final state equal the host's state of the session, or the
+// bench throws. Light clients (`--reader light`) check the order and the count on the bytes
+// and keep no state, so that many of them cost less than the hosts they read from.
 //
 // Alone: node --expose-gc --import tsx bench/server.ts [--clients 200] [--events 5000]
-//   [--burst-size 10] [--burst-ms 10] [--client-processes 1] [--modes memory,redis,redis-cluster]
-//   [--cluster-hosts 2] [--json] [--host-cpu-prof <dir>]
-import { readFileSync } from 'node:fs';
+//   [--burst-size 10] [--burst-ms 10 (0: unpaced)] [--client-processes 1] [--reader full|light]
+//   [--modes memory,redis,redis-cluster] [--cluster-hosts 2] [--json] [--host-cpu-prof <dir>]
+//   [--client-cpu-prof <dir>]
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { createClient } from 'redis';
 import { redisClusterAvailable, startRedisCluster, type TestRedisCluster } from '../tests/support/redisCluster';
 import { redisServerAvailable, startRedisServer, type TestRedisServer } from '../tests/support/redisServer';
+import { machineCpuTimes, startCpuTimeline } from './cpuTimeline';
+import { openRedisSampler, type RedisSampler } from './redisSampler';
 import type { ClientProcessMessage, ClientProcessRequest, LoadClientSummary } from './serverClientProcess';
 import type { HostMessage, HostRequest } from './serverHost';
 import {
   FRAME_EVENTS,
+  type LoadReader,
   type ServerLoadMode,
   type ServerLoadReport,
   serverLoadSection,
@@ -36,57 +40,28 @@ export interface ServerLoadOptions {
   events?: number;
   /** Text deltas the provider emits at once. Default 10. */
   burstSize?: number;
-  /** Milliseconds from one burst to the next. Default 10: 1,000 deltas a second. */
+  /** Milliseconds from one burst to the next. Default 10: 1,000 deltas a second. 0: unpaced, a burst as soon as the host takes it. */
   burstMs?: number;
   /** Processes the clients are spread over. Default 1. */
   clientProcesses?: number;
+  /** Full clients (a store each, their states checked) or light ones (order and count checked on the bytes). Default full. */
+  reader?: LoadReader;
   /** Default: all three, Redis only where `redis-server` is on the PATH, the cluster where `redis-cli` is too. */
   modes?: readonly ServerLoadMode[];
   /** Host processes over the Redis Cluster, the clients spread over them. Default 2. */
   clusterHosts?: number;
   /** Write a V8 CPU profile of each host process into this directory. */
   hostCpuProfileDir?: string;
+  /** Write a V8 CPU profile of each client process into this directory. */
+  clientCpuProfileDir?: string;
 }
 
 const CLIENT_TIMEOUT_MS = 120_000;
 const REDIS_SAMPLE_MS = 100;
-const SAMPLER_NAME = 'bench-sampler';
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 type HostProcess = BenchProcess<HostRequest, HostMessage>;
 type ClientProcess = BenchProcess<ClientProcessRequest, ClientProcessMessage>;
-
-/** Counts the connections of Redis, or of every node of a cluster (but its own), and reads their CPU time. */
-async function openRedisSampler(urls: readonly string[]) {
-  const clients = urls.map((url) => createClient({ url, name: SAMPLER_NAME }));
-  await Promise.all(clients.map((client) => client.connect()));
-  const sum = async (of: (client: (typeof clients)[number]) => Promise<number>) =>
-    (await Promise.all(clients.map(of))).reduce((total, value) => total + value, 0);
-  const connections = () =>
-    sum(async (client) => {
-      const list = String(await client.sendCommand(['CLIENT', 'LIST']));
-      // A cluster node's bus links are not clients: CLIENT LIST lists the clients only.
-      return list.split('\n').filter((line) => line.trim() !== '' && !line.includes(`name=${SAMPLER_NAME}`)).length;
-    });
-  const cpuMs = () =>
-    sum(async (client) => {
-      const info = String(await client.sendCommand(['INFO', 'cpu']));
-      const seconds = (field: string) => Number(new RegExp(`${field}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
-      return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1000;
-    });
-  return { connections, cpuMs, close: () => Promise.all(clients.map((client) => client.close())) };
-}
-
-/** The machine's CPU time so far, idle and in all, in jiffies; undefined where there is no /proc/stat. */
-function machineCpuTimes(): { idle: number; total: number } | undefined {
-  try {
-    const times = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal: idle and iowait are the idle time.
-    return { idle: (times[3] ?? 0) + (times[4] ?? 0), total: times.reduce((sum, value) => sum + value, 0) };
-  } catch {
-    return undefined;
-  }
-}
 
 async function postRun(url: string, sessionId: string, body: unknown): Promise<void> {
   const response = await fetch(`${url}/sessions/${sessionId}/runs`, {
@@ -124,8 +99,8 @@ async function answerOf<Type extends ClientProcessMessage['type']>(
 
 /**
  * Connects `clients` SSE clients, spread over the client processes, to a fresh session, and
- * only once every one is connected starts the run: each reads it whole, live. Checks each
- * client's final state against the host's.
+ * only once every one is connected starts the run: each reads it whole, live. Checks that each
+ * client got every event once and in order, and each full client's final state against the host's.
  */
 async function followRun(
   urls: readonly string[],
@@ -133,6 +108,7 @@ async function followRun(
   provider: string,
   clients: number,
   events: number,
+  reader: LoadReader,
   processes: readonly ClientProcess[],
 ): Promise<FollowedRun> {
   const runId = `${sessionId}-run`;
@@ -151,7 +127,7 @@ async function followRun(
   for (const answer of followed) answer.catch(() => {});
   const connected = processes.map((clientProcess) => answerOf(clientProcess, 'connected'));
   processes.forEach((clientProcess, index) => {
-    clientProcess.send({ type: 'follow', clients: shares[index] as number, options: optionsOf(index) });
+    clientProcess.send({ type: 'follow', clients: shares[index] as number, reader, options: optionsOf(index) });
   });
   await Promise.all(connected);
   await postRun(url, sessionId, { provider, runId, input: { prompt: 'Write a long answer.' } });
@@ -166,7 +142,7 @@ async function followRun(
       if (client.problems.length > 0) failures.push(`${label(index)}: ${client.problems.slice(0, 3).join('; ')}`);
       if (client.events !== events) failures.push(`${label(index)}: ${client.events} events, the run has ${events}`);
     });
-    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(answer.state)), expected)) {
+    if (reader === 'full' && !isDeepStrictEqual(JSON.parse(JSON.stringify(answer.state)), expected)) {
       failures.push(`${label(0)}: its final state differs from the host's`);
     }
     for (const index of answer.differing) failures.push(`${label(index)}: its final state differs from client 0's`);
@@ -186,9 +162,16 @@ function percentile(sorted: Float64Array, fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] as number;
 }
 
-type ResolvedOptions = Required<Omit<ServerLoadOptions, 'hostCpuProfileDir' | 'clusterHosts'>> & {
+type ResolvedOptions = Required<
+  Omit<ServerLoadOptions, 'hostCpuProfileDir' | 'clientCpuProfileDir' | 'clusterHosts'>
+> & {
   hostCpuProfileDir: string | undefined;
+  clientCpuProfileDir: string | undefined;
 };
+
+/** Node's flags that write a V8 CPU profile of the process into `directory`, when one is given. */
+const cpuProfileFlags = (directory: string | undefined) =>
+  directory === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', directory];
 
 async function measureMode(
   mode: ServerLoadMode,
@@ -197,7 +180,7 @@ async function measureMode(
 ): Promise<ServerLoadReport> {
   let redis: TestRedisServer | undefined;
   let cluster: TestRedisCluster | undefined;
-  let sampler: Awaited<ReturnType<typeof openRedisSampler>> | undefined;
+  let sampler: RedisSampler | undefined;
   const hosts: HostProcess[] = [];
   const clientProcesses: ClientProcess[] = [];
   // Every host has a client process of its own at least.
@@ -219,17 +202,20 @@ async function measureMode(
       sampler = await openRedisSampler(cluster.nodes.map((node) => node.url));
       env.LOAD_REDIS_CLUSTER_NODES = cluster.rootNodes.map((node) => node.url).join(',');
     }
-    const profile = options.hostCpuProfileDir;
     for (let index = 0; index < hostCount; index += 1) {
       hosts.push(
         forkBenchScript<HostRequest, HostMessage>('serverHost.ts', {
           env,
-          execArgv: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile],
+          execArgv: cpuProfileFlags(options.hostCpuProfileDir),
         }),
       );
     }
     for (let index = 0; index < clientProcessCount; index += 1) {
-      clientProcesses.push(forkBenchScript<ClientProcessRequest, ClientProcessMessage>('serverClientProcess.ts'));
+      clientProcesses.push(
+        forkBenchScript<ClientProcessRequest, ClientProcessMessage>('serverClientProcess.ts', {
+          execArgv: cpuProfileFlags(options.clientCpuProfileDir),
+        }),
+      );
     }
     const [ready] = await Promise.all([
       Promise.all(hosts.map((host) => host.next('ready'))),
@@ -243,6 +229,7 @@ async function measureMode(
       'warmup',
       WARMUP.clients,
       WARMUP.deltas + FRAME_EVENTS,
+      options.reader,
       clientProcesses,
     );
     if (warmup.failures.length > 0) throw new Error(`Warm-up (${mode}): ${warmup.failures.slice(0, 10).join('\n')}`);
@@ -265,8 +252,12 @@ async function measureMode(
         .catch(() => {});
     const watchRedis = sampler && setInterval(sampleRedis, REDIS_SAMPLE_MS);
     const machineBefore = machineCpuTimes();
-    const run = await followRun(urls, 'load', 'load', options.clients, options.events, clientProcesses);
+    const pidsOf = (processes: readonly { pid: number | undefined }[]) =>
+      processes.flatMap((process) => (process.pid === undefined ? [] : [process.pid]));
+    const timeline = startCpuTimeline([pidsOf(hosts), pidsOf(clientProcesses)]);
+    const run = await followRun(urls, 'load', 'load', options.clients, options.events, options.reader, clientProcesses);
     const machineAfter = machineCpuTimes();
+    const cpuTimeline = timeline?.stop();
     clearInterval(watchRedis);
     const reports = await Promise.all(
       hosts.map((host) => {
@@ -292,7 +283,9 @@ async function measureMode(
     }
 
     const first = run.clients[0] as LoadClientSummary;
-    const wallMs = Math.max(...run.clients.map((client) => client.terminalReceivedAt)) - first.firstEventAt;
+    const wallEnd = Math.max(...run.clients.map((client) => client.terminalReceivedAt));
+    const wallMs = wallEnd - first.firstEventAt;
+    const wallCpu = cpuTimeline?.over(first.firstEventAt, wallEnd);
     const latencies = run.latencies.sort();
     return {
       mode,
@@ -300,6 +293,7 @@ async function measureMode(
       hostProcesses: hostCount,
       clients: options.clients,
       clientProcesses: clientProcessCount,
+      reader: options.reader,
       eventsPerClient: options.events,
       totalEvents: latencies.length,
       burstSize: options.burstSize,
@@ -315,6 +309,16 @@ async function measureMode(
       host: { baseline: report.baseline, peak: report.peak, cpuMs: report.cpuMs },
       clientsCpuMs: run.cpuMs,
       reconnects: run.clients.reduce((sum, client) => sum + client.reconnects, 0),
+      readsPerClient: run.clients.reduce((sum, client) => sum + client.reads, 0) / run.clients.length,
+      ...(wallCpu === undefined
+        ? {}
+        : {
+            wallCpu: {
+              hostsMs: wallCpu.groupsMs[0] as number,
+              clientsMs: wallCpu.groupsMs[1] as number,
+              machineBusy: wallCpu.machineBusy,
+            },
+          }),
       ...(machineBefore === undefined || machineAfter === undefined
         ? {}
         : {
@@ -342,6 +346,7 @@ export async function measureServerLoad(options: ServerLoadOptions = {}): Promis
     burstSize: options.burstSize ?? 10,
     burstMs: options.burstMs ?? 10,
     clientProcesses: options.clientProcesses ?? 1,
+    reader: options.reader ?? 'full',
     modes:
       options.modes ??
       (redisClusterAvailable()
@@ -350,8 +355,11 @@ export async function measureServerLoad(options: ServerLoadOptions = {}): Promis
           ? ['memory', 'redis']
           : ['memory']),
     hostCpuProfileDir: options.hostCpuProfileDir,
+    clientCpuProfileDir: options.clientCpuProfileDir,
   };
   if (resolved.events <= FRAME_EVENTS) throw new RangeError(`events must be above ${FRAME_EVENTS}`);
+  if (!(resolved.burstMs >= 0)) throw new RangeError('burstMs must be 0 (unpaced) or more');
+  if (resolved.reader !== 'full' && resolved.reader !== 'light') throw new RangeError('reader must be full or light');
   if (!(resolved.clientProcesses >= 1 && resolved.clientProcesses <= Math.min(resolved.clients, WARMUP.clients))) {
     throw new RangeError(`clientProcesses must be from 1 to the clients (and ${WARMUP.clients} at most)`);
   }
@@ -383,8 +391,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   const modes = argument('modes');
   if (modes !== undefined) options.modes = modes.split(',') as ServerLoadMode[];
+  const reader = argument('reader');
+  if (reader !== undefined) options.reader = reader as LoadReader;
   const profileDir = argument('host-cpu-prof');
   if (profileDir !== undefined) options.hostCpuProfileDir = profileDir;
+  const clientProfileDir = argument('client-cpu-prof');
+  if (clientProfileDir !== undefined) options.clientCpuProfileDir = clientProfileDir;
   const reports = await measureServerLoad(options);
   if (process.argv.includes('--json')) process.stdout.write(JSON.stringify(reports));
   else console.log([...serverLoadSection(reports), '', serverLoadTarget(reports)].join('\n'));

@@ -20,10 +20,12 @@ export interface LoadClientResult {
   terminalReceivedAt: number;
   /** Streams resumed from the last cursor after the host dropped or ended one early. */
   reconnects: number;
+  /** Reads of the stream: each a chunk of frames as the network gave it. */
+  reads: number;
   /** Events missing, repeated or out of order, and other surprises; empty when all is well. */
   problems: string[];
-  /** The store's state after the terminal event. */
-  state: AgentState;
+  /** The store's state after the terminal event; none for a light reader (bench/serverLightClients.ts). */
+  state?: AgentState;
 }
 
 /** A connected client: its stream is open and it reads until the run's terminal event. */
@@ -109,6 +111,7 @@ export async function connectLoadClient(options: LoadClientOptions): Promise<Loa
 
   async function readToEnd(): Promise<LoadClientResult> {
     let reconnects = 0;
+    let reads = 0;
     try {
       while (!ended) {
         const { done, value } = await reader.read();
@@ -121,6 +124,7 @@ export async function connectLoadClient(options: LoadClientOptions): Promise<Loa
         }
         // One clock reading per read: every frame of the chunk arrived with it.
         receivedAt = now();
+        reads += 1;
         parser.feed(decoder.decode(value, { stream: true }));
       }
     } finally {
@@ -136,6 +140,7 @@ export async function connectLoadClient(options: LoadClientOptions): Promise<Loa
       terminalEventAt,
       terminalReceivedAt,
       reconnects,
+      reads,
       problems,
       state,
     };

@@ -7,7 +7,7 @@
 // log or LOAD_REDIS_CLUSTER_NODES (node URLs, comma-separated) for a Redis Cluster log.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { createLocalAgentProvider } from '../providers/local/createLocalAgentProvider';
 import type { LocalAgentChunk } from '../providers/local/localAgentChunks';
 import type { AgentEventLog } from '../server/AgentEventLog';
@@ -58,6 +58,8 @@ const now = () => performance.timeOrigin + performance.now();
  * One assistant message of `count` text deltas, `burstSize` at once every `burstMs`, as a
  * model's stream arrives one network read at a time. Bursts are paced against the clock of
  * the run's start, not chained timers, so a busy host delays a burst without slowing the rate.
+ * `burstMs` 0 is unpaced: the next burst comes after a macrotask, as the next network read of
+ * a fast model would, so the host serves its readers in between.
  */
 async function* burstyAnswer(count: number, signal: AbortSignal): AsyncGenerator<LocalAgentChunk> {
   const startedAt = performance.now();
@@ -66,6 +68,7 @@ async function* burstyAnswer(count: number, signal: AbortSignal): AsyncGenerator
     if (index > 0 && index % burstSize === 0) {
       const wait = startedAt + (index / burstSize) * burstMs - performance.now();
       if (wait > 0) await sleep(wait, undefined, { signal });
+      else if (burstMs === 0) await setImmediate(undefined, { signal });
     }
     yield { type: 'text.delta', id: 'answer', delta: deltaText(index) };
   }
@@ -88,6 +91,9 @@ const log: AgentEventLog =
       : createMemoryEventLog({ maxEntriesPerSession });
 const host = createAgentHost({
   eventLog: log,
+  // Room for the whole run in the session's feed too: a reader that falls behind an unpaced
+  // run reads it from the feed, as one at the live edge does, not from the log on its own.
+  feedCapacity: Math.max(4_096, deltas * 2),
   // Sub-millisecond wall-clock timestamps, comparable with the clients' receive times.
   now,
   // The default heartbeat: while the run streams, no reader is idle long enough to get one.

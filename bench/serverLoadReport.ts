@@ -4,6 +4,13 @@ import type { HostMemorySample } from './serverHost';
 
 export type ServerLoadMode = 'memory' | 'redis' | 'redis-cluster';
 
+/**
+ * What a client does with its stream: `full` parses every event and dispatches it into its own
+ * `createAgentStore()` (its final state checked against the host's); `light` checks each
+ * frame's cursor and the count on the bytes, parsing only the run's first and terminal events.
+ */
+export type LoadReader = 'full' | 'light';
+
 /** Events besides the deltas: run.started, the prompt's started and completed, the answer's, run.completed. */
 export const FRAME_EVENTS = 6;
 /** The run before the measured one, so that the host and the clients are measured warm. */
@@ -18,9 +25,11 @@ export interface ServerLoadReport {
   cores: number;
   clients: number;
   clientProcesses: number;
+  reader: LoadReader;
   eventsPerClient: number;
   totalEvents: number;
   burstSize: number;
+  /** 0: unpaced. */
   burstMs: number;
   /** The run's first event to its terminal event, by their timestamps. */
   runMs: number;
@@ -33,6 +42,13 @@ export interface ServerLoadReport {
   clientsCpuMs: number;
   /** Streams the clients had to resume (the host dropped a slow reader). */
   reconnects: number;
+  /** Reads of its stream per client, on average: the fewer, the more frames the host wrote at once. */
+  readsPerClient: number;
+  /**
+   * CPU over the wall alone (Linux, sampled every 50 ms from /proc): the host processes' and the
+   * client processes' CPU time, and the machine's busy share of its cores, every process counted.
+   */
+  wallCpu?: { hostsMs: number; clientsMs: number; machineBusy: number };
   /** The share of the machine's CPU time not idle while the clients followed the run, every process counted (Linux). */
   machineBusy?: number;
   /** Connections to Redis at the most, sampled every 100 ms (the sampler's own not counted). */
@@ -43,6 +59,25 @@ export interface ServerLoadReport {
 
 const mb = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
 const fixed = (value: number, digits = 1) => value.toFixed(digits);
+
+/** How the run's deltas come: `10 at once every 10 ms (1,000 deltas/s, paced against the run's start)`. */
+export function paceOf(report: ServerLoadReport): string {
+  if (report.burstMs === 0) {
+    return `${report.burstSize} at once, each burst as soon as the host took the last (unpaced: a macrotask between bursts)`;
+  }
+  const rate = (report.burstSize * 1000) / report.burstMs;
+  return `${report.burstSize} at once every ${report.burstMs} ms (${rate.toLocaleString('en')} deltas/s, paced against the run's start)`;
+}
+
+/** What a light reader does with its stream (bench/serverLightClients.ts). */
+export const LIGHT_READER =
+  "it sends its `GET` over a plain TCP connection and reads the response (HTTP/1.1, chunked) into one reused buffer, not through `fetch`; on the bytes, it finds the frames (`Buffer.indexOf`), checks that every frame's `id:` cursor is above the one before, takes each event's `timestamp` for its latency, parses only the run's `run.started` and terminal event (their run checked), and counts the events: every reader must have the run's count, in order, ending with its terminal event (checked: the bench throws otherwise). It keeps no state.";
+
+/** What each client does with the stream, and what the bench checks of it. */
+export function readerOf(report: ServerLoadReport): string {
+  if (report.reader === 'light') return `Each client is a light reader: ${LIGHT_READER}`;
+  return "Each client parses the SSE (eventsource-parser) and dispatches every event into its own `createAgentStore()`; every client's state at the end equals the host's `GET /state`, and every event arrived once and in order (checked: the bench throws otherwise).";
+}
 
 /** Host, clients and Redis CPU time over the wall, as a share of the machine's cores. */
 function benchBusy(report: ServerLoadReport): number {
@@ -58,12 +93,11 @@ const logLabel = (report: ServerLoadReport) =>
 export function serverLoadSection(reports: readonly ServerLoadReport[]): string[] {
   const [first] = reports;
   if (first === undefined) return [];
-  const rate = (first.burstSize * 1000) / first.burstMs;
   const processes = first.clientProcesses === 1 ? 'one process' : `${first.clientProcesses} processes`;
   const lines = [
     `## Agent host under load: ${first.clients} SSE clients on one run`,
     '',
-    `\`bench/server.ts\`: one host (\`createAgentHost\`, \`toNodeHandler\`) in a process of its own; ${first.clients} clients in ${processes} of their own, each a plain \`fetch\` of \`GET /sessions/:id/events\` on a fresh session, all connected before \`POST /runs\` starts the run. The run is the local provider playing one assistant message of ${(first.eventsPerClient - FRAME_EVENTS).toLocaleString('en')} text deltas of 21 characters, ${first.burstSize} at once every ${first.burstMs} ms (${rate.toLocaleString('en')} deltas/s, paced against the run's start), ${first.eventsPerClient.toLocaleString('en')} events in all. Each client parses the SSE (eventsource-parser) and dispatches every event into its own \`createAgentStore()\`; every client's state at the end equals the host's \`GET /state\`, and every event arrived once and in order (checked: the bench throws otherwise). Latency: the client's receive time minus the event's \`timestamp\`, both \`performance.timeOrigin + performance.now()\`. Run: the run's first event to its last, by their timestamps; wall: the first event to the last client's terminal event; events/s = events delivered / wall. Host memory: \`process.memoryUsage()\` of the host process sampled every 50 ms, the baseline after a warm-up run (${WARMUP.clients} clients, ${WARMUP.deltas} deltas) and a collection, before the clients connect. CPU: the host's (baseline to report), the client processes' (connect to last terminal event) and redis-server's (\`INFO cpu\`); CPU busy: the bench's, that sum over the wall, of the machine's ${first.cores} cores, which the host, the clients and Redis share; the machine's, its time not idle over the same run (\`/proc/stat\`), every process counted: where the machine is busier than the bench, other processes took the difference. One measured run per log: on a shared machine latencies vary by several times from run to run.`,
+    `\`bench/server.ts\`: one host (\`createAgentHost\`, \`toNodeHandler\`) in a process of its own; ${first.clients} clients in ${processes} of their own, each a plain \`fetch\` of \`GET /sessions/:id/events\` on a fresh session, all connected before \`POST /runs\` starts the run. The run is the local provider playing one assistant message of ${(first.eventsPerClient - FRAME_EVENTS).toLocaleString('en')} text deltas of 21 characters, ${paceOf(first)}, ${first.eventsPerClient.toLocaleString('en')} events in all. ${readerOf(first)} Latency: the client's receive time minus the event's \`timestamp\`, both \`performance.timeOrigin + performance.now()\`. Run: the run's first event to its last, by their timestamps; wall: the first event to the last client's terminal event; events/s = events delivered / wall. Host memory: \`process.memoryUsage()\` of the host process sampled every 50 ms, the baseline after a warm-up run (${WARMUP.clients} clients, ${WARMUP.deltas} deltas) and a collection, before the clients connect. CPU: the host's (baseline to report), the client processes' (connect to last terminal event) and redis-server's (\`INFO cpu\`); CPU busy: the bench's, that sum over the wall, of the machine's ${first.cores} cores, which the host, the clients and Redis share; the machine's, its time not idle over the same run (\`/proc/stat\`), every process counted: where the machine is busier than the bench, other processes took the difference. One measured run per log: on a shared machine latencies vary by several times from run to run.`,
     '',
     '| log | events delivered | run s | wall s | events/s delivered | latency p50 ms | p99 ms | max ms | host RSS MB, baseline → peak | host heap MB, baseline → peak | CPU s: host / clients / Redis | CPU busy: bench / machine | Redis connections |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',

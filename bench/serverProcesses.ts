@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 
 /** A forked bench script. */
 export interface BenchProcess<Request, Message extends { type: string }> {
+  /** The process's id, for reading its CPU time from /proc. */
+  readonly pid: number | undefined;
   /** The next message of this type; rejects when the process exits first. */
   next<Type extends Message['type']>(type: Type): Promise<Extract<Message, { type: Type }>>;
   send(request: Request): void;
@@ -32,6 +34,7 @@ export function forkBenchScript<Request, Message extends { type: string }>(
   process.once('exit', killOnExit);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
+    pid: child.pid,
     next(type) {
       return new Promise((resolve, reject) => {
         const onMessage = (message: Message) => {
